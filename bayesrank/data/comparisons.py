@@ -1,0 +1,392 @@
+"""The one data object every model consumes: aggregated comparison cells.
+
+A *cell* is a unique combination of (item a, item b, judge, position) with counts of
+a-wins, b-wins and ties ("both bad" ties are kept in their own column). Likelihoods are
+always evaluated on these counts, never per record, which keeps a 1.4M-battle arena at
+3455 cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import DataError
+
+#: Column order of :meth:`Comparisons.counts`.
+OUTCOMES = ("win_a", "win_b", "tie")
+
+#: Values of ``Comparisons.first``: which item of the cell was shown first.
+FIRST_A, FIRST_B = 0, 1
+
+
+@dataclass(frozen=True, eq=False)
+class Comparisons:
+    """Aggregated pairwise comparisons.
+
+    Build one with :meth:`from_cells` (which validates and aggregates) or with the readers
+    in :mod:`bayesrank.data.readers`; the dataclass constructor trusts its input.
+
+    Attributes
+    ----------
+    items : tuple of str
+        Names of the compared items (LLMs); indices in ``a`` / ``b`` refer to this tuple.
+    a, b : ndarray of int
+        Item indices of each cell; ``a != b``.
+    wins_a, wins_b, ties, ties_bothbad : ndarray of float
+        Counts per cell. ``ties`` are the ties used by the models; ``ties_bothbad`` are the
+        "tie (bothbad)" verdicts, kept for the record and counted in ``ties`` only when the
+        data were read with ``both_bad_as_ties=True``.
+    judges : tuple of str or None
+        Judge names when the data carry a judge per record.
+    judge : ndarray of int or None
+        Judge index of each cell.
+    first : ndarray of int or None
+        Which item was shown first (``FIRST_A`` = 0 or ``FIRST_B`` = 1) when known.
+    dropped : dict
+        What was left out while reading and why, with counts (e.g. ``{"unknown verdict": 12}``).
+    source : str
+        Where the data came from (a path or a bundled dataset name).
+    """
+
+    items: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    wins_a: np.ndarray
+    wins_b: np.ndarray
+    ties: np.ndarray
+    ties_bothbad: np.ndarray
+    judges: tuple[str, ...] | None = None
+    judge: np.ndarray | None = None
+    first: np.ndarray | None = None
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    source: str = ""
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_cells(
+        cls,
+        item_a: Sequence,
+        item_b: Sequence,
+        wins_a: Sequence,
+        wins_b: Sequence,
+        ties: Sequence | None = None,
+        ties_bothbad: Sequence | None = None,
+        *,
+        judge: Sequence | None = None,
+        first: Sequence | None = None,
+        items: Sequence[str] | None = None,
+        both_bad_as_ties: bool = False,
+        dropped: Mapping[str, int] | None = None,
+        source: str = "",
+        what: str = "row",
+    ) -> Comparisons:
+        """Validate per-row counts, canonicalise and aggregate them into cells.
+
+        Parameters
+        ----------
+        item_a, item_b : sequence of str
+            Item names per row.
+        wins_a, wins_b, ties, ties_bothbad : sequence of numbers
+            Counts per row (``ties`` / ``ties_bothbad`` default to zero).
+        judge : sequence of str, optional
+            Judge name per row.
+        first : sequence of {0, 1}, optional
+            Which item of the row was shown first (0: ``item_a``, 1: ``item_b``).
+        items : sequence of str, optional
+            Item order to use (default: sorted names).
+        both_bad_as_ties : bool
+            Count "both bad" ties as ties (default ``False``: the leaderbot paper's convention).
+        dropped : dict, optional
+            Records already left out by the reader, carried into the summary.
+        source : str
+            Provenance shown in summaries and errors.
+        what : str
+            How a row is called in error messages ("record", "row", "pair").
+
+        Raises
+        ------
+        DataError
+            Missing names, self-comparisons, NaN / negative / non-integer counts or no data.
+        """
+        n = len(item_a)
+        where = f" in {source}" if source else ""
+        if n == 0:
+            raise DataError(f"no comparisons{where}: the data are empty; pass at least one {what}.")
+        names_a = _names(item_a, "model_a", what, where)
+        names_b = _names(item_b, "model_b", what, where)
+        same = np.flatnonzero(names_a == names_b)
+        if same.size:
+            i = int(same[0])
+            raise DataError(
+                f"{what} {i}{where} compares '{names_a[i]}' with itself "
+                f"({same.size} such {what}s); remove self-comparisons."
+            )
+        zeros = np.zeros(n)
+        cols = {
+            "wins_a": _counts(wins_a, "wins_a", what, where),
+            "wins_b": _counts(wins_b, "wins_b", what, where),
+            "ties": _counts(zeros if ties is None else ties, "ties", what, where),
+            "ties_bothbad": _counts(
+                zeros if ties_bothbad is None else ties_bothbad, "ties_bothbad", what, where
+            ),
+        }
+        if both_bad_as_ties:
+            cols["ties"] = cols["ties"] + cols["ties_bothbad"]
+
+        if items is None:
+            items = sorted(set(names_a) | set(names_b))
+        items = tuple(str(x) for x in items)
+        index = {name: k for k, name in enumerate(items)}
+        unknown = [x for x in (set(names_a) | set(names_b)) if x not in index]
+        if unknown:
+            raise DataError(f"items {sorted(unknown)[:5]}{where} are not in the given item list.")
+        ia = np.array([index[x] for x in names_a], dtype=np.int64)
+        ib = np.array([index[x] for x in names_b], dtype=np.int64)
+
+        # canonical orientation: the lower index is "a"
+        flip = ia > ib
+        ia, ib = np.where(flip, ib, ia), np.where(flip, ia, ib)
+        cols["wins_a"], cols["wins_b"] = (
+            np.where(flip, cols["wins_b"], cols["wins_a"]),
+            np.where(flip, cols["wins_a"], cols["wins_b"]),
+        )
+        keys = {"a": ia, "b": ib}
+        judges = None
+        if judge is not None:
+            judge_names = _names(judge, "judge_model", what, where)
+            judges = tuple(sorted(set(judge_names)))
+            jindex = {name: k for k, name in enumerate(judges)}
+            keys["judge"] = np.array([jindex[x] for x in judge_names], dtype=np.int64)
+        if first is not None:
+            f = np.asarray(first)
+            bad = ~np.isin(f, (FIRST_A, FIRST_B))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise DataError(f"{what} {i}{where}: position must be 0 (a first) or 1 (b first).")
+            keys["first"] = np.where(flip, 1 - f, f).astype(np.int64)
+
+        frame = pd.DataFrame({**keys, **cols})
+        cells = frame.groupby(list(keys), sort=True, as_index=False).sum()
+        used = cells[["wins_a", "wins_b", "ties"]].sum(axis=1) > 0
+        notes = dict(dropped or {})
+        n_empty = int((~used).sum())
+        if n_empty:
+            notes["cells with no win, loss or tie (only both-bad ties)"] = n_empty
+        cells = cells[used]
+        if cells.empty:
+            raise DataError(f"no wins, losses or ties{where}: every {what} has zero counts.")
+        present = np.union1d(cells["a"], cells["b"])
+        if present.size < len(items):
+            missing = [items[k] for k in range(len(items)) if k not in set(present)]
+            notes["items with no comparison left"] = len(missing)
+            remap = -np.ones(len(items), dtype=np.int64)
+            remap[present] = np.arange(present.size)
+            cells = cells.assign(a=remap[cells["a"]], b=remap[cells["b"]])
+            items = tuple(items[k] for k in present)
+        cells = cells.reset_index(drop=True)
+        return cls(
+            items=items,
+            a=cells["a"].to_numpy(np.int64),
+            b=cells["b"].to_numpy(np.int64),
+            wins_a=cells["wins_a"].to_numpy(float),
+            wins_b=cells["wins_b"].to_numpy(float),
+            ties=cells["ties"].to_numpy(float),
+            ties_bothbad=cells["ties_bothbad"].to_numpy(float),
+            judges=judges,
+            judge=cells["judge"].to_numpy(np.int64) if "judge" in cells else None,
+            first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
+            dropped=notes,
+            source=source,
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_items(self) -> int:
+        """Number of compared items."""
+        return len(self.items)
+
+    @property
+    def n_cells(self) -> int:
+        """Number of aggregated cells."""
+        return int(self.a.size)
+
+    @property
+    def n_judges(self) -> int:
+        """Number of judges (0 when the data have no judge column)."""
+        return 0 if self.judges is None else len(self.judges)
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Comparisons per cell (wins + losses + ties; both-bad excluded)."""
+        return self.wins_a + self.wins_b + self.ties
+
+    @property
+    def n_comparisons(self) -> float:
+        """Total number of comparisons the models see."""
+        return float(self.totals.sum())
+
+    def counts(self) -> np.ndarray:
+        """Counts as an ``(n_cells, 3)`` array with columns :data:`OUTCOMES`."""
+        return np.column_stack([self.wins_a, self.wins_b, self.ties])
+
+    # ------------------------------------------------------------------ views
+    def pairs(self) -> Comparisons:
+        """The same data aggregated over judges and positions: one cell per item pair."""
+        if self.judge is None and self.first is None:
+            return self
+        frame = pd.DataFrame(
+            {
+                "a": self.a,
+                "b": self.b,
+                "wins_a": self.wins_a,
+                "wins_b": self.wins_b,
+                "ties": self.ties,
+                "ties_bothbad": self.ties_bothbad,
+            }
+        )
+        cells = frame.groupby(["a", "b"], sort=True, as_index=False).sum()
+        return Comparisons(
+            items=self.items,
+            a=cells["a"].to_numpy(np.int64),
+            b=cells["b"].to_numpy(np.int64),
+            wins_a=cells["wins_a"].to_numpy(float),
+            wins_b=cells["wins_b"].to_numpy(float),
+            ties=cells["ties"].to_numpy(float),
+            ties_bothbad=cells["ties_bothbad"].to_numpy(float),
+            dropped=dict(self.dropped),
+            source=self.source,
+        )
+
+    def subset(self, mask: np.ndarray) -> Comparisons:
+        """Cells selected by a boolean mask or index array (items and judges kept)."""
+        sel = np.asarray(mask)
+        return replace(
+            self,
+            a=self.a[sel],
+            b=self.b[sel],
+            wins_a=self.wins_a[sel],
+            wins_b=self.wins_b[sel],
+            ties=self.ties[sel],
+            ties_bothbad=self.ties_bothbad[sel],
+            judge=None if self.judge is None else self.judge[sel],
+            first=None if self.first is None else self.first[sel],
+        )
+
+    def without_ties(self) -> Comparisons:
+        """The same cells with ties set to zero (cells left empty are removed)."""
+        out = replace(self, ties=np.zeros_like(self.ties))
+        return out.subset(out.totals > 0)
+
+    def split(self, test_fraction: float = 0.1, seed: int = 0) -> tuple[Comparisons, Comparisons]:
+        """Random split of the cells into a training and a test set.
+
+        The leaderbot paper's protocol (``lb.data.split``): shuffle the cell indices with
+        NumPy's legacy generator seeded by ``seed`` and keep the first
+        ``int(n * (1 - test_fraction))`` for training, so ``seed=20`` reproduces the paper's
+        3109 / 346 split of the arena pairs.
+        """
+        if not 0 < test_fraction < 1:
+            raise DataError(f"test_fraction must be in (0, 1), got {test_fraction}.")
+        order = np.random.RandomState(seed).permutation(self.n_cells)
+        n_train = int(self.n_cells * (1 - test_fraction))
+        return self.subset(np.sort(order[:n_train])), self.subset(np.sort(order[n_train:]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy table of the cells with item (and judge) names."""
+        names = np.asarray(self.items, dtype=object)
+        frame = pd.DataFrame({"model_a": names[self.a], "model_b": names[self.b]})
+        if self.judge is not None:
+            frame["judge"] = np.asarray(self.judges, dtype=object)[self.judge]
+        if self.first is not None:
+            frame["first"] = np.where(self.first == FIRST_A, "a", "b")
+        frame["wins_a"] = self.wins_a
+        frame["wins_b"] = self.wins_b
+        frame["ties"] = self.ties
+        frame["ties_bothbad"] = self.ties_bothbad
+        return frame
+
+    # ------------------------------------------------------------------ per item
+    def item_totals(self) -> pd.DataFrame:
+        """Per item: comparisons, wins, losses and ties."""
+        m = self.n_items
+        wins = np.bincount(self.a, self.wins_a, m) + np.bincount(self.b, self.wins_b, m)
+        losses = np.bincount(self.a, self.wins_b, m) + np.bincount(self.b, self.wins_a, m)
+        ties = np.bincount(self.a, self.ties, m) + np.bincount(self.b, self.ties, m)
+        return pd.DataFrame(
+            {"n_comparisons": wins + losses + ties, "wins": wins, "losses": losses, "ties": ties},
+            index=pd.Index(self.items, name="name"),
+        )
+
+    def components(self) -> list[list[str]]:
+        """Connected components of the comparison graph, largest first."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        m = self.n_items
+        adj = coo_matrix((np.ones(self.n_cells), (self.a, self.b)), shape=(m, m))
+        n, labels = connected_components(adj, directed=False)
+        groups = [[self.items[k] for k in np.flatnonzero(labels == c)] for c in range(n)]
+        return sorted(groups, key=len, reverse=True)
+
+    def summary(self) -> dict:
+        """Sizes and reading notes, as shown by ``bayesrank datasets`` and fit reports."""
+        out = {
+            "source": self.source,
+            "n_items": self.n_items,
+            "n_cells": self.n_cells,
+            "n_pairs": int(np.unique(self.a * self.n_items + self.b).size),
+            "n_comparisons": self.n_comparisons,
+            "wins_a": float(self.wins_a.sum()),
+            "wins_b": float(self.wins_b.sum()),
+            "ties": float(self.ties.sum()),
+            "ties_bothbad": float(self.ties_bothbad.sum()),
+        }
+        if self.judges is not None:
+            out["n_judges"] = self.n_judges
+        if self.dropped:
+            out["dropped"] = dict(self.dropped)
+        return out
+
+    def __repr__(self) -> str:
+        judges = f", {self.n_judges} judges" if self.judges is not None else ""
+        return (
+            f"Comparisons({self.n_items} items{judges}, {self.n_cells} cells, "
+            f"{self.n_comparisons:,.0f} comparisons{', ' + self.source if self.source else ''})"
+        )
+
+
+def _names(values: Sequence, column: str, what: str, where: str) -> np.ndarray:
+    arr = pd.Series(list(values), dtype=object)
+    bad = arr.isna() | (arr.astype(str).str.strip() == "")
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(
+            f"{what} {i}{where}: column '{column}' is missing or empty "
+            f"({int(bad.sum())} such {what}s); fill in the name or remove the {what}."
+        )
+    return arr.astype(str).str.strip().to_numpy(dtype=object)
+
+
+def _counts(values: Sequence, column: str, what: str, where: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"column '{column}'{where} must hold numbers (counts).") from None
+    checks = [
+        (np.isnan(arr), "is NaN"),
+        (np.isinf(arr), "is infinite"),
+        (arr < 0, "is negative"),
+        (arr != np.round(arr), "is not a whole number"),
+    ]
+    for bad, problem in checks:
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"{what} {i}{where}: count '{column}' = {arr[i]!r} {problem} "
+                f"({int(bad.sum())} such {what}s); counts must be non-negative whole numbers."
+            )
+    return arr
