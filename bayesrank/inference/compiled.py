@@ -1,0 +1,176 @@
+"""Compiled functions of a framework's model on its free (unconstrained) coordinates θ.
+
+PyMC builds the model; here its log-density, gradient and Hessian are compiled once on a
+single raveled vector θ (the free coordinates after the zero-sum and other constraints), and
+cached by (framework, data shape). The data live in shared containers, so a second fit of
+data with the same shape reuses the compiled code: that is what makes a warm MAP take
+milliseconds rather than the second or so of ``pm.find_MAP`` out of the box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from pymc.pytensorf import join_nonshared_inputs
+from pytensor.gradient import jacobian
+from pytensor.graph.replace import graph_replace
+
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.frameworks.base import BuiltModel, Framework, spec_json
+
+_CACHE: dict[tuple, CompiledModel] = {}
+_DATA_NAMES = ("item_a", "item_b", "judge_index", "first", "counts")
+
+
+def compiled_model(framework: Framework, data: Comparisons, prior: str = "flat") -> CompiledModel:
+    """The compiled model for ``framework`` on ``data`` (prepared), reusing a cached one.
+
+    The cache key is the framework spec, the prior kind and the shapes of the data; the data
+    values are set into the shared containers of the cached model.
+    """
+    key = (
+        spec_json(framework),
+        prior,
+        data.items,
+        data.judges,
+        data.n_cells,
+        data.judge is not None,
+        data.first is not None,
+    )
+    compiled = _CACHE.get(key)
+    if compiled is None:
+        compiled = CompiledModel(framework.build(data, prior))
+        _CACHE[key] = compiled
+    else:
+        compiled.set_data(data)
+    return compiled
+
+
+@dataclass
+class CompiledModel:
+    """Log-density, gradient, Hessian and reported quantities as functions of θ."""
+
+    built: BuiltModel
+
+    def __post_init__(self):
+        model = self.built.model
+        self.model = model
+        self.point0 = model.initial_point()
+        self.value_vars = model.value_vars
+        logp = model.logp(jacobian=False)
+        (logp_t, grad_t), theta = self._join(logp)
+        self.theta = theta
+        self.logp_t = logp_t
+        self._logp_dlogp = pytensor.function([theta], [logp_t, grad_t])
+        self.x0 = np.concatenate([np.ravel(self.point0[v.name]) for v in self.value_vars])
+        self.slices = {}
+        start = 0
+        for v in self.value_vars:
+            size = int(np.prod(self.point0[v.name].shape))
+            self.slices[v.name] = (slice(start, start + size), self.point0[v.name].shape)
+            start += size
+
+    def _join(self, logp):
+        (logp_t,), theta = join_nonshared_inputs(self.point0, [logp], self.value_vars)
+        grad_t = pt.grad(logp_t, theta)
+        return (logp_t, grad_t), theta
+
+    @property
+    def n_free(self) -> int:
+        """Dimension of θ."""
+        return self.x0.size
+
+    def set_data(self, data: Comparisons) -> None:
+        """Put new data (same shapes) into the model's shared containers."""
+        values = {
+            "item_a": data.a,
+            "item_b": data.b,
+            "judge_index": data.judge,
+            "first": data.first,
+            "counts": data.counts(),
+        }
+        for name in _DATA_NAMES:
+            if name in self.model.named_vars and values[name] is not None:
+                self.model[name].set_value(values[name])
+
+    # ------------------------------------------------------------------ functions of θ
+    def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log-likelihood (flat priors) and its gradient at θ."""
+        lp, g = self._logp_dlogp(theta)
+        return float(lp), g
+
+    @cached_property
+    def _hessian(self):
+        grad = pt.grad(self.logp_t, self.theta)
+        return pytensor.function([self.theta], jacobian(grad, self.theta, vectorize=True))
+
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """Hessian of the log-likelihood at θ (exact, by automatic differentiation)."""
+        return self._hessian(theta)
+
+    def _in_theta(self, outputs):
+        """Rewrite outputs of the model's value variables as outputs of θ."""
+        model = self.model
+        outs = model.replace_rvs_by_values(outputs)
+        return [graph_replace(o, dict(zip(self.value_vars, self._unraveled()))) for o in outs]
+
+    def _unraveled(self):
+        parts = []
+        for v in self.value_vars:
+            sl, shape = self.slices[v.name]
+            parts.append(self.theta[sl].reshape(shape).astype(v.dtype))
+        return parts
+
+    @cached_property
+    def _reported(self):
+        """θ ↦ (values of every free RV and deterministic, their stacked Jacobian)."""
+        model = self.model
+        vars_ = list(model.free_RVs) + list(model.deterministics)
+        outs = self._in_theta(vars_)
+        flat = pt.concatenate([pt.flatten(o) for o in outs])
+        fn = pytensor.function([self.theta], [flat, jacobian(flat, self.theta, vectorize=True)])
+        shapes = [tuple(int(s) for s in o.shape.eval({self.theta: self.x0})) for o in outs]
+        return fn, [v.name for v in vars_], shapes
+
+    def constrained(self, theta: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, list]:
+        """Values of the model variables (constrained scale) at θ and their Jacobian ∂q/∂θ.
+
+        Returns
+        -------
+        values : dict of ndarray
+        jac : ndarray
+            ``(len(q), n_free)`` with q the concatenation of the values in ``layout`` order.
+        layout : list of (name, slice, shape)
+        """
+        fn, names, shapes = self._reported
+        flat, jac = fn(theta)
+        values, layout, start = {}, [], 0
+        for name, shape in zip(names, shapes):
+            size = int(np.prod(shape)) if shape else 1
+            values[name] = flat[start : start + size].reshape(shape)
+            layout.append((name, slice(start, start + size), shape))
+            start += size
+        return values, jac, layout
+
+    @cached_property
+    def _free_rv_fn(self):
+        """θ ↦ free RV values (constrained), vectorised over a batch of θ rows."""
+        outs = self._in_theta(list(self.model.free_RVs))
+        return pytensor.function([self.theta], outs)
+
+    def free_rv_values(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """Constrained values of the free random variables at θ."""
+        return dict(zip([v.name for v in self.model.free_RVs], self._free_rv_fn(theta)))
+
+    @cached_property
+    def _cell_logp(self):
+        (lp,) = self._in_theta([self.built.log_probs])
+        return pytensor.function([self.theta], lp)
+
+    def cell_log_probs(self, theta: np.ndarray) -> np.ndarray:
+        """``(n_cells, 3)`` log-probabilities at θ."""
+        return self._cell_logp(theta)
