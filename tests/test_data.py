@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 import re
 from pathlib import Path
 
@@ -325,6 +326,23 @@ def test_mtbench_shared_file():
 
 
 def test_bundled_readme_covers_every_dataset():
-    readme = (Path(__import__("bayesrank.data").data.__file__).parent / "datasets" / "README.md").read_text()
+    readme = (resources.files("bayesrank.data") / "datasets" / "README.md").read_text()
     for ds in DATASETS.values():
         assert ds.filename in readme
+
+
+def test_to_frame_round_trip_keeps_judges_and_positions():
+    data = load_dataset("mtbench-judges")
+    again = from_frame(data.to_frame())
+    assert again.judges == data.judges
+    np.testing.assert_array_equal(again.counts(), data.counts())
+    np.testing.assert_array_equal(again.judge, data.judge)
+    np.testing.assert_array_equal(again.first, data.first)
+
+
+def test_first_column_values():
+    df = pd.DataFrame({"model_a": ["a", "a"], "model_b": ["b", "b"], "wins_a": [1, 2],
+                       "wins_b": [0, 1], "first": [0, 1]})
+    assert from_frame(df).first.tolist() == [0, 1]
+    with pytest.raises(DataError, match="row 1: column 'first' is 'left'; use 'a' or 0"):
+        from_frame(df.assign(first=["a", "left"]))

@@ -37,7 +37,10 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("model_a", "model_b", "judge_model", "judge_preferred_model"),
         ("question_id",),
     ),
-    "counts": (("model_a", "model_b", "wins_a", "wins_b"), ("ties", "ties_bothbad", "judge", "first")),
+    "counts": (
+        ("model_a", "model_b", "wins_a", "wins_b"),
+        ("ties", "ties_bothbad", "judge", "first"),
+    ),
 }
 #: File formats understood by :func:`read`.
 FORMATS = ("csv", "parquet", "json", "jsonl", "counts")
@@ -49,8 +52,11 @@ _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
-_NAME_COLUMNS = ("model_a", "model_b", "judge_model", "judge", "question_id", "winner",
-                 "judge_preferred_model", "first")
+#: Columns read as text from CSV files (so a model called "1.0" stays a name).
+_NAME_COLUMNS = (
+    "model_a", "model_b", "judge_model", "judge", "question_id", "winner",
+    "judge_preferred_model", "first",
+)
 
 
 # ---------------------------------------------------------------------- records
@@ -256,7 +262,7 @@ def _outcomes(labels: pd.Series, allowed: tuple[str, ...], column: str, source: 
 
 def _positions(values: pd.Series, source: str) -> np.ndarray:
     """Column ``first`` as 0 / 1 (accepts ``a``/``b`` or 0/1)."""
-    mapping = {"a": FIRST_A, "b": FIRST_B, "0": FIRST_A, "1": FIRST_B, "0.0": FIRST_A, "1.0": FIRST_B}
+    mapping = {"a": FIRST_A, "b": FIRST_B, "0": FIRST_A, "1": FIRST_B}
     text = values.astype("string").str.strip().str.lower()
     codes = text.map(mapping)
     bad = np.flatnonzero(codes.isna().to_numpy())
@@ -451,7 +457,7 @@ def _from_json_object(content: Mapping, path: Path, both_bad_as_ties: bool) -> C
         try:
             df = pd.DataFrame(dict(content))
         except ValueError as err:
-            raise DataError(f"{path}: columns of the JSON object differ in length ({err}).") from None
+            raise DataError(f"{path}: the JSON columns differ in length ({err}).") from None
         return from_frame(df, both_bad_as_ties=both_bad_as_ties, source=str(path))
     raise DataError(
         f"{path} holds a JSON object with keys {sorted(content)[:6]}; expected a count table "
@@ -472,7 +478,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
     except ImportError:
-        raise DataError("reading Parquet needs pyarrow: pip install 'bayesrank[parquet]'.") from None
+        raise DataError("reading Parquet needs pyarrow: pip install bayesrank[parquet].") from None
     except Exception as err:  # pyarrow raises its own error types
         raise DataError(f"{path} is not a readable Parquet file: {err}.") from None
 
