@@ -18,6 +18,7 @@ class BundledDataset:
     description: str
     provenance: str
     licence: str
+    format: str = "counts"
 
 
 DATASETS: dict[str, BundledDataset] = {
@@ -30,6 +31,18 @@ DATASETS: dict[str, BundledDataset] = {
         "and shipped by the leaderbot package (chatbotarena_20240814.json); reference data of "
         "Ameli et al., ICLR 2025, Tables D.1-D.3.",
         licence="BSD-3-Clause (leaderbot)",
+    ),
+    "mtbench-judges": BundledDataset(
+        name="mtbench-judges",
+        filename="mtbench-judges.json.gz",
+        description="10,000 MT-Bench verdicts: 6 models, 20 LLM judges, 80 questions; "
+        "294 'unknown' verdicts are dropped, leaving 9,706 comparisons in 300 "
+        "(pair, judge) cells. model_a is always the alphabetically first model (shown first).",
+        provenance="MT-Bench questions and answers by LMSYS, verdicts by 20 LLM judges released "
+        "with the judge-aware ranking paper (Xu et al.); records of mtbench_judges_10k.json in "
+        "their original order, without the unused judge_confidence field.",
+        licence="Apache-2.0 per the HJA paper",
+        format="json",
     ),
 }
 
@@ -50,11 +63,14 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
         One of :data:`DATASETS` (``bayesrank datasets`` lists them).
     both_bad_as_ties : bool
         For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
-        paper's convention (129 models, 3455 pairs, 1,374,996 comparisons).
+        paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
+        no both-bad ties.
     """
-    from bayesrank.data.readers import read_count_table
+    from bayesrank.data.readers import read
 
-    data = read_count_table(dataset_path(name), both_bad_as_ties=both_bad_as_ties)
+    path = dataset_path(name)
+    with resources.as_file(path) as file:
+        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
     return _renamed(data, name)
 
 

@@ -83,6 +83,7 @@ class Comparisons:
         dropped: Mapping[str, int] | None = None,
         source: str = "",
         what: str = "row",
+        rows: Sequence[int] | None = None,
     ) -> Comparisons:
         """Validate per-row counts, canonicalise and aggregate them into cells.
 
@@ -106,6 +107,9 @@ class Comparisons:
             Provenance shown in summaries and errors.
         what : str
             How a row is called in error messages ("record", "row", "pair").
+        rows : sequence of int, optional
+            Number of each row in the original data, used in error messages when a reader
+            has already left records out (default: ``0 .. n - 1``).
 
         Raises
         ------
@@ -116,22 +120,23 @@ class Comparisons:
         where = f" in {source}" if source else ""
         if n == 0:
             raise DataError(f"no comparisons{where}: the data are empty; pass at least one {what}.")
-        names_a = _names(item_a, "model_a", what, where)
-        names_b = _names(item_b, "model_b", what, where)
+        ids = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+        names_a = _names(item_a, "model_a", what, where, ids)
+        names_b = _names(item_b, "model_b", what, where, ids)
         same = np.flatnonzero(names_a == names_b)
         if same.size:
             i = int(same[0])
             raise DataError(
-                f"{what} {i}{where} compares '{names_a[i]}' with itself "
+                f"{what} {ids[i]}{where} compares '{names_a[i]}' with itself "
                 f"({same.size} such {what}s); remove self-comparisons."
             )
         zeros = np.zeros(n)
         cols = {
-            "wins_a": _counts(wins_a, "wins_a", what, where),
-            "wins_b": _counts(wins_b, "wins_b", what, where),
-            "ties": _counts(zeros if ties is None else ties, "ties", what, where),
+            "wins_a": _counts(wins_a, "wins_a", what, where, ids),
+            "wins_b": _counts(wins_b, "wins_b", what, where, ids),
+            "ties": _counts(zeros if ties is None else ties, "ties", what, where, ids),
             "ties_bothbad": _counts(
-                zeros if ties_bothbad is None else ties_bothbad, "ties_bothbad", what, where
+                zeros if ties_bothbad is None else ties_bothbad, "ties_bothbad", what, where, ids
             ),
         }
         if both_bad_as_ties:
@@ -157,7 +162,7 @@ class Comparisons:
         keys = {"a": ia, "b": ib}
         judges = None
         if judge is not None:
-            judge_names = _names(judge, "judge_model", what, where)
+            judge_names = _names(judge, "judge_model", what, where, ids)
             judges = tuple(sorted(set(judge_names)))
             jindex = {name: k for k, name in enumerate(judges)}
             keys["judge"] = np.array([jindex[x] for x in judge_names], dtype=np.int64)
@@ -166,7 +171,9 @@ class Comparisons:
             bad = ~np.isin(f, (FIRST_A, FIRST_B))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise DataError(f"{what} {i}{where}: position must be 0 (a first) or 1 (b first).")
+                raise DataError(
+                    f"{what} {ids[i]}{where}: position must be 0 (a first) or 1 (b first)."
+                )
             keys["first"] = np.where(flip, 1 - f, f).astype(np.int64)
 
         frame = pd.DataFrame({**keys, **cols})
@@ -359,25 +366,29 @@ class Comparisons:
         )
 
 
-def _names(values: Sequence, column: str, what: str, where: str) -> np.ndarray:
+def _names(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
     arr = pd.Series(list(values), dtype=object)
     bad = arr.isna() | (arr.astype(str).str.strip() == "")
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(
-            f"{what} {i}{where}: column '{column}' is missing or empty "
+            f"{what} {ids[i]}{where}: column '{column}' is missing or empty "
             f"({int(bad.sum())} such {what}s); fill in the name or remove the {what}."
         )
     return arr.astype(str).str.strip().to_numpy(dtype=object)
 
 
-def _counts(values: Sequence, column: str, what: str, where: str) -> np.ndarray:
+def _counts(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"column '{column}'{where} must hold numbers (counts).") from None
+        raw, text = None, np.zeros(arr.shape, dtype=bool)
+    except (TypeError, ValueError):  # text among the counts: find the first offending row
+        raw = pd.Series(list(values), dtype=object)
+        arr = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        text = np.isnan(arr) & raw.notna().to_numpy()
     checks = [
-        (np.isnan(arr), "is NaN"),
+        (text, "is not a number"),
+        (np.isnan(arr), "is missing (NaN)"),
         (np.isinf(arr), "is infinite"),
         (arr < 0, "is negative"),
         (arr != np.round(arr), "is not a whole number"),
@@ -385,8 +396,9 @@ def _counts(values: Sequence, column: str, what: str, where: str) -> np.ndarray:
     for bad, problem in checks:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
+            shown = raw.iloc[i] if text[i] else float(arr[i])
             raise DataError(
-                f"{what} {i}{where}: count '{column}' = {arr[i]!r} {problem} "
+                f"{what} {ids[i]}{where}: count '{column}' = {shown!r} {problem} "
                 f"({int(bad.sum())} such {what}s); counts must be non-negative whole numbers."
             )
     return arr
