@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from bayesrank.data.checks import statistical_warnings
 from bayesrank.data.comparisons import Comparisons
@@ -55,6 +56,19 @@ def fit_map(
         With ``method="map"``; ``fit.converged`` and ``fit.diagnostics["grad_norm"]`` report
         the optimiser's state.
     """
+    # small dense algebra (L-BFGS, Hessian inverse) is slower on several BLAS threads
+    with threadpool_limits(1 if _n_free_hint(framework, data) < 1000 else None):
+        return _fit_map(framework, data, maxiter=maxiter, n_draws=n_draws, random_seed=random_seed, init=init)
+
+
+def _n_free_hint(framework, data) -> int:
+    try:
+        return framework.count_free_parameters(data)
+    except Exception:  # noqa: BLE001 - only a performance hint
+        return 0
+
+
+def _fit_map(framework, data, *, maxiter, n_draws, random_seed, init):
     from bayesrank.results import Fit
 
     prepared = framework.prepare(data)
