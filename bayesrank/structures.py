@@ -95,3 +95,101 @@ def factored_threshold(G, phi: np.ndarray, a, b, intercept=None):
     phi_t = pt.as_tensor(phi)
     h = (G[a] * phi_t[b]).sum(-1) + (G[b] * phi_t[a]).sum(-1)
     return h if intercept is None else h + intercept
+
+
+# ---------------------------------------------------------------------- Thurstonian covariance
+def zero_sum_basis(m: int) -> np.ndarray:
+    """Orthonormal basis of the zero-sum subspace {v : 1ᵀv = 0} (normalised Helmert contrasts).
+
+    Column j (0-based) is (1, …, 1, −(j+1), 0, …, 0)/√((j+1)(j+2)) with j + 1 ones, so the
+    basis is fixed and platform independent.
+
+    Returns
+    -------
+    ndarray
+        ``(m, m − 1)`` with ``Bᵀ B = I`` and ``Bᵀ 1 = 0``.
+    """
+    B = np.zeros((m, m - 1))
+    for j in range(m - 1):
+        B[: j + 1, j] = 1.0
+        B[j + 1, j] = -(j + 1)
+        B[:, j] /= np.sqrt((j + 1) * (j + 2))
+    return B
+
+
+def n_covariance(m: int, k: int) -> int:
+    """Free parameters of the identified Thurstonian covariance Σ = D + ΛΛᵀ of rank-k loadings.
+
+    m diagonal entries and m·k loadings, minus 1 (scale, trace(PΣP) = 1), minus k (zero-sum
+    columns of Λ), minus k(k − 1)/2 (rotation of Λ): (m − 1)(k + 1) − k(k − 1)/2.
+    """
+    return (m - 1) * (k + 1) - k * (k - 1) // 2
+
+
+def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
+    """Identified factor covariance Σ = D + ΛΛᵀ (paper eq. 13) with the paper's constraints exact.
+
+    The three symmetries of §2.5 / App. C.4 of the paper are removed by construction, not by
+    penalties, and the remaining rotation Λ → ΛQ as well:
+
+    * **scale** (μ, Σ) → (tμ, t²Σ): raw diagonal d̃ = exp(u) with u *zero-sum* (geometric mean
+      of d̃ fixed at 1; m − 1 free coordinates), raw loadings Λ̃; then
+      d = d̃ / C and Λ = Λ̃ / √C with C = (1 − 1/m) Σ d̃ + ‖Λ̃‖²_F − ‖Λ̃ᵀ1‖²/m, so that
+      trace(PΣP) = 1 exactly. Without the zero-sum on u the direction (d̃, Λ̃) → (t d̃, √t Λ̃)
+      would be exactly flat and the observed information singular; with it, (u, Λ̃) ↦ (d, Λ)
+      is a bijection onto {trace(PΣP) = 1}.
+    * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
+      :func:`zero_sum_basis` (so Λᵀ1 = 0 exactly, and ‖Λ̃‖_F = ‖L‖_F).
+    * **rotation / reflection** Λ → ΛQ (not treated in the paper): L is (m − 1)×k
+      lower-triangular with a positive diagonal (exp of a free coordinate) — the LQ
+      decomposition makes this representation unique whenever the top k×k block of L is
+      non-singular. The loadings are therefore reported in this canonical rotation; only
+      ΛΛᵀ, s_ab and z_ab are rotation-free quantities, and interpretations should use them.
+
+    Free coordinates: ``cov_log_d`` (m − 1, zero-sum), ``cov_load_diag`` (k) and
+    ``cov_load_off`` ((m − 1)k − k(k + 1)/2); total :func:`n_covariance`.
+
+    Returns
+    -------
+    d : TensorVariable
+        Deterministic ``cov_diag`` (dims ``item``), d_a > 0.
+    loading : TensorVariable or None
+        Deterministic ``cov_loading`` (dims ``item, cov_factor``), or None when k = 0.
+    """
+    u = zero_sum_scores("cov_log_d", "item", prior, sigma)
+    d_raw = pt.exp(u)
+    scale = (1.0 - 1.0 / m) * d_raw.sum()
+    loading = None
+    if k:
+        rows, cols = np.tril_indices(m - 1, k=-1, m=k)
+        diag = free_real("cov_load_diag", prior, sigma, shape=(k,))
+        L = pt.zeros((m - 1, k))
+        L = pt.set_subtensor(L[np.arange(k), np.arange(k)], pt.exp(diag))
+        if rows.size:
+            off = free_real("cov_load_off", prior, sigma, shape=(rows.size,))
+            L = pt.set_subtensor(L[rows, cols], off)
+        raw = pt.as_tensor(zero_sum_basis(m)) @ L
+        scale = scale + pt.sum(L**2)
+        loading = pm.Deterministic("cov_loading", raw / pt.sqrt(scale), dims=("item", "cov_factor"))
+    d = pm.Deterministic("cov_diag", d_raw / scale, dims="item")
+    return d, loading
+
+
+def thurstonian_dispersion(d, loading, a, b):
+    """s_ab = d_a + d_b + ‖λ_a − λ_b‖² (variance of ε_a − ε_b) for the cells (a, b)."""
+    s = pt.take(d, a) + pt.take(d, b)
+    if loading is not None:
+        s = s + pt.sum((loading[a] - loading[b]) ** 2, axis=-1)
+    return s
+
+
+def dispersion_matrix(d: np.ndarray, loading: np.ndarray | None) -> np.ndarray:
+    """The full m×m matrix S with s_ab = d_a + d_b + ‖λ_a − λ_b‖² off the diagonal, s_aa = 0."""
+    d = np.asarray(d, dtype=float)
+    S = d[:, None] + d[None, :]
+    if loading is not None and np.size(loading):
+        L = np.asarray(loading, dtype=float)
+        sq = (L**2).sum(axis=1)
+        S = S + sq[:, None] + sq[None, :] - 2 * L @ L.T
+    np.fill_diagonal(S, 0.0)
+    return S

@@ -44,10 +44,14 @@ class Priors:
     tie : float
         ``Normal(0, tie)`` on the raw tie threshold (η for Davidson, softplus⁻¹(η) for
         Rao–Kupper) and on the tie factor coordinates.
+    cov : float
+        Thurstonian covariance: ``ZeroSumNormal(cov)`` on the log raw diagonal and
+        ``Normal(0, cov)`` on the raw loadings (before the trace(PΣP) = 1 normalisation).
     """
 
     score: float = 3.0
     tie: float = 2.0
+    cov: float = 1.0
 
 
 @dataclass(frozen=True)

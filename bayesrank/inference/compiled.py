@@ -23,6 +23,13 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.frameworks.base import BuiltModel, Framework, spec_json
 
 _CACHE: dict[tuple, CompiledModel] = {}
+
+#: Above this many free coordinates the Hessian is taken by central finite differences of the
+#: exact (AD) gradient instead of the vectorised AD jacobian. Measured on arena-2024 with one
+#: BLAS thread: Davidson k_tie=1 (257 free) exact 6.6 s (mostly compiling the jacobian graph)
+#: vs 0.21 s by differences; Davidson k_tie=20 (2518 free) exact 8.0 s vs 3.3 s; the maximum
+#: relative difference between the two Hessians was 2e-11 in both cases.
+EXACT_HESSIAN_MAX = 200
 _DATA_NAMES = ("item_a", "item_b", "judge_index", "first", "counts")
 
 
@@ -110,8 +117,32 @@ class CompiledModel:
         return pytensor.function([self.theta], jacobian(grad, self.theta, vectorize=True))
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
-        """Hessian of the log-likelihood at θ (exact, by automatic differentiation)."""
-        return self._hessian(theta)
+        """Hessian of the log-likelihood at θ.
+
+        Exact (automatic differentiation) up to :data:`EXACT_HESSIAN_MAX` free coordinates,
+        central finite differences of the exact gradient above (2·n gradient evaluations,
+        relative error ~1e-11, no compile time, O(n²) memory).
+        """
+        theta = np.asarray(theta, dtype=float)
+        if theta.size <= EXACT_HESSIAN_MAX:
+            return self._hessian(theta)
+        return self.hessian_fd(theta)
+
+    def hessian_fd(self, theta: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
+        """Symmetrised central-difference Hessian from the exact gradient."""
+        theta = np.asarray(theta, dtype=float)
+        n = theta.size
+        steps = rel_step * np.maximum(1.0, np.abs(theta))
+        H = np.empty((n, n))
+        x = theta.copy()
+        for i in range(n):
+            x[i] = theta[i] + steps[i]
+            g_plus = self.logp_dlogp(x)[1]
+            x[i] = theta[i] - steps[i]
+            g_minus = self.logp_dlogp(x)[1]
+            x[i] = theta[i]
+            H[:, i] = (g_plus - g_minus) / (2 * steps[i])
+        return (H + H.T) / 2
 
     def _in_theta(self, outputs):
         """Rewrite outputs of the model's value variables as outputs of θ."""
