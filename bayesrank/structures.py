@@ -132,45 +132,61 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
     The three symmetries of §2.5 / App. C.4 of the paper are removed by construction, not by
     penalties, and the remaining rotation Λ → ΛQ as well:
 
-    * **scale** (μ, Σ) → (tμ, t²Σ): raw diagonal d̃ = exp(u) with u *zero-sum* (geometric mean
-      of d̃ fixed at 1; m − 1 free coordinates), raw loadings Λ̃; then
-      d = d̃ / C and Λ = Λ̃ / √C with C = (1 − 1/m) Σ d̃ + ‖Λ̃‖²_F − ‖Λ̃ᵀ1‖²/m, so that
-      trace(PΣP) = 1 exactly. Without the zero-sum on u the direction (d̃, Λ̃) → (t d̃, √t Λ̃)
-      would be exactly flat and the observed information singular; with it, (u, Λ̃) ↦ (d, Λ)
-      is a bijection onto {trace(PΣP) = 1}.
-    * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
-      :func:`zero_sum_basis` (so Λᵀ1 = 0 exactly, and ‖Λ̃‖_F = ‖L‖_F).
+    * **translation of loadings** Λ → Λ + 1cᵀ: raw loadings Λ̃ = B L with B the orthonormal
+      zero-sum basis :func:`zero_sum_basis`, so Λᵀ1 = 0 exactly and ‖Λ̃‖_F = ‖L‖_F.
     * **rotation / reflection** Λ → ΛQ (not treated in the paper): L is (m − 1)×k
-      lower-triangular with a positive diagonal (exp of a free coordinate) — the LQ
-      decomposition makes this representation unique whenever the top k×k block of L is
-      non-singular. The loadings are therefore reported in this canonical rotation; only
-      ΛΛᵀ, s_ab and z_ab are rotation-free quantities, and interpretations should use them.
+      lower-triangular with a positive diagonal — the LQ decomposition makes this
+      representation unique whenever the top k×k block of L is non-singular. Loadings are
+      therefore reported in this canonical rotation; ΛΛᵀ, s_ab and z_ab are the
+      rotation-free quantities and interpretations should use them.
+    * **scale** (μ, Σ) → (tμ, t²Σ): with C = (1 − 1/m) Σ d̃ + ‖Λ̃‖²_F − ‖Λ̃ᵀ1‖²/m
+      (= trace(PΣ̃P)), d = d̃/C and Λ = Λ̃/√C give trace(PΣP) = 1 exactly. The raw
+      (d̃, Λ̃) → (c d̃, √c Λ̃) is then exactly flat, so one raw degree of freedom is dropped:
 
-    Free coordinates: ``cov_log_d`` (m − 1, zero-sum), ``cov_load_diag`` (k) and
-    ``cov_load_off`` ((m − 1)k − k(k + 1)/2); total :func:`n_covariance`.
+      - ``k = 0``: d̃ = exp(u) with u *zero-sum* (geometric mean of d̃ fixed at 1);
+      - ``k ≥ 1``: L₁₁ = 1 (the first diagonal entry of the positive-diagonal L; any
+        representative can be rescaled to it), and d̃_a = t_a² with t free. The square
+        (as leaderbot's d = t²) rather than exp keeps d_a = 0 an *interior* point t_a = 0:
+        on arena-2024 the k_cov = 3 maximum likelihood has several d_a → 0 (the loadings
+        carry those items' dispersion); with exp the optimiser crawls towards −∞ and the
+        information is singular, with the square the optimum is attained with a finite,
+        non-singular information. The sign of t_a is not identified (t → −t is a discrete
+        symmetry; harmless for MAP, and only d is reported and diagnosed for NUTS).
+
+      Either way (raw coordinates) ↦ (d, Λ) is a bijection onto {trace(PΣP) = 1} (up to the
+      signs of t), so the observed information of MAP is non-singular.
+
+    Free coordinates: k = 0: ``cov_log_d`` (m − 1, zero-sum); k ≥ 1: ``cov_t`` (m),
+    ``cov_load_diag`` (k − 1), ``cov_load_off`` ((m − 1)k − k(k + 1)/2). Total
+    :func:`n_covariance` = (m − 1)(k + 1) − k(k − 1)/2 in both cases.
 
     Returns
     -------
     d : TensorVariable
-        Deterministic ``cov_diag`` (dims ``item``), d_a > 0.
+        Deterministic ``cov_diag`` (dims ``item``), d_a ≥ 0.
     loading : TensorVariable or None
         Deterministic ``cov_loading`` (dims ``item, cov_factor``), or None when k = 0.
     """
-    u = zero_sum_scores("cov_log_d", "item", prior, sigma)
-    d_raw = pt.exp(u)
-    scale = (1.0 - 1.0 / m) * d_raw.sum()
-    loading = None
-    if k:
-        rows, cols = np.tril_indices(m - 1, k=-1, m=k)
-        diag = free_real("cov_load_diag", prior, sigma, shape=(k,))
-        L = pt.zeros((m - 1, k))
-        L = pt.set_subtensor(L[np.arange(k), np.arange(k)], pt.exp(diag))
-        if rows.size:
-            off = free_real("cov_load_off", prior, sigma, shape=(rows.size,))
-            L = pt.set_subtensor(L[rows, cols], off)
-        raw = pt.as_tensor(zero_sum_basis(m)) @ L
-        scale = scale + pt.sum(L**2)
-        loading = pm.Deterministic("cov_loading", raw / pt.sqrt(scale), dims=("item", "cov_factor"))
+    if k == 0:
+        u = zero_sum_scores("cov_log_d", "item", prior, sigma)
+        d_raw = pt.exp(u)
+        scale = (1.0 - 1.0 / m) * d_raw.sum()
+        return pm.Deterministic("cov_diag", d_raw / scale, dims="item"), None
+    t = free_real("cov_t", prior, sigma, dims="item", initval=np.ones(m))
+    d_raw = t**2
+    L = pt.zeros((m - 1, k))
+    L = pt.set_subtensor(L[0, 0], 1.0)
+    if k > 1:
+        diag = free_real("cov_load_diag", prior, sigma, shape=(k - 1,))
+        L = pt.set_subtensor(L[np.arange(1, k), np.arange(1, k)], pt.exp(diag))
+    rows, cols = np.tril_indices(m - 1, k=-1, m=k)
+    if rows.size:
+        off = free_real("cov_load_off", prior, sigma, shape=(rows.size,))
+        L = pt.set_subtensor(L[rows, cols], off)
+    scale = (1.0 - 1.0 / m) * d_raw.sum() + pt.sum(L**2)
+    loading = pm.Deterministic(
+        "cov_loading", (pt.as_tensor(zero_sum_basis(m)) @ L) / pt.sqrt(scale), dims=("item", "cov_factor")
+    )
     d = pm.Deterministic("cov_diag", d_raw / scale, dims="item")
     return d, loading
 
