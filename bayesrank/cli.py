@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
     demo.add_argument("--out", type=Path, default=Path("models/arena-2024"))
-    demo.add_argument("--draws", type=int, default=500)
-    demo.add_argument("--tune", type=int, default=500)
-    demo.add_argument("--chains", type=int, default=2)
+    demo.add_argument("--draws", type=int, default=1000)
+    demo.add_argument("--tune", type=int, default=1000)
+    demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     return parser
 
