@@ -164,6 +164,9 @@ def derive(r: dict) -> dict:
         h["ratio_ours_optimiser_over_plain_k0"] = ratio(h["ours_k0_warm_optimiser_s"], h["plain_k0_warm_s"])
         h["ratio_ours_cold_over_plain_k0"] = ratio(h["ours_k0_cold_s"], h["plain_k0_warm_s"])
         h["k0_nll_ours"], h["k0_nll_plain"], h["k0_nll_abs_diff"] = k0["nll_ours"], k0["nll_plain"], k0["nll_abs_diff"]
+        pe = k0.get("per_evaluation")
+        if pe:
+            h["k0_eval_ours_s"], h["k0_eval_plain_s"], h["k0_eval_ratio"] = pe["ours_seconds"], pe["plain_seconds"], pe["ratio"]
     bt = r.get("bt", {})
     if "ours_warm" in bt:
         h["ours_bt_cold_s"] = bt["ours_cold_seconds"]
@@ -201,6 +204,7 @@ def markdown(result: dict) -> str:
     s = lambda x: _f(x, "{:.3f} s")  # noqa: E731
     ms = lambda x: _f(x * 1000 if x is not None else None, "{:.1f} ms")  # noqa: E731
     x = lambda v: _f(v, "{:.1f}×")  # noqa: E731
+    us = lambda v: _f(v * 1e6 if v is not None else None, "{:.0f} µs")  # noqa: E731
     lines = [
         f"# bayesrank benchmarks — {result['started']}",
         "",
@@ -243,6 +247,8 @@ def markdown(result: dict) -> str:
         f"| **ratio ours / plain, warm** | **{x(h.get('ratio_ours_over_plain_k0_warm'))}** (target ≤ {TARGET_PLAIN_RATIO:.0f}×: met {_f(h.get('target_plain_k0_met'))}) | |NLL diff {_f(h.get('k0_nll_abs_diff'), '{:.1e}')} |",
         f"| ratio ours optimiser part / plain | {x(h.get('ratio_ours_optimiser_over_plain_k0'))} | |",
         f"| ratio ours cold / plain | {x(h.get('ratio_ours_cold_over_plain_k0'))} | |",
+        f"| one log-lik + gradient evaluation: ours (compiled) / plain numpy | "
+        f"{us(h.get('k0_eval_ours_s'))} / {us(h.get('k0_eval_plain_s'))} = {x(h.get('k0_eval_ratio'))} | |",
         "",
         "## 3. Memory of the Davidson k_tie=1 MAP fit",
         "",

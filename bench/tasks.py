@@ -175,9 +175,42 @@ def task_k0(args):
         "max_abs_score_diff": float(np.max(np.abs(np.sort(scores) - np.sort(x_plain)))),
         "diagnostics": _diag(fit),
     }
+    out["per_evaluation"] = per_evaluation_k0(data)
     if args.profile:
         out["profile"] = profile_top(lambda: br.Davidson(k_tie=0).fit(data))
     return out
+
+
+def per_evaluation_k0(data, n=300):
+    """Seconds per log-likelihood + gradient evaluation: compiled PyTensor vs plain numpy.
+
+    Isolates the cost of one objective call from the optimiser and the post-processing.
+    """
+    import numpy as np
+
+    import bayesrank as br
+    import plain
+    from bayesrank.inference.compiled import compiled_model
+
+    fw = br.Davidson(k_tie=0)
+    compiled = compiled_model(fw, fw.prepare(data), prior="flat")
+    theta = compiled.x0 + 0.01
+    a, b, wa, wb, t, m = plain.cells(data)
+    params = np.zeros(m + 1) + 0.01
+    n_total = float((wa + wb + t).sum())
+
+    def per_call(fn):
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times.append((time.perf_counter() - t0) / n)
+        return statistics.median(times)
+
+    ours = per_call(lambda: compiled.logp_dlogp(theta))
+    peer = per_call(lambda: plain.davidson_nll(params, a, b, wa, wb, t, m, n_total))
+    return {"ours_seconds": ours, "plain_seconds": peer, "ratio": ours / peer}
 
 
 def task_bt(args):
