@@ -68,6 +68,8 @@ def _add_inference_args(p):
     p.add_argument("--tune", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
+                   help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
 
 
 def framework_from_args(args):
@@ -88,7 +90,7 @@ def _fit(args, framework, data):
     if args.method == "map":
         return framework.fit(data, method="map")
     return framework.fit(data, method="nuts", draws=args.draws, tune=args.tune,
-                         chains=args.chains, random_seed=args.seed)
+                         chains=args.chains, random_seed=args.seed, sampler=args.sampler)
 
 
 def cmd_fit(args) -> int:
