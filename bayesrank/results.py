@@ -240,14 +240,19 @@ class Fit:
             lower = pd.Series(np.quantile(draws, alpha, axis=0), index=score.index)
             upper = pd.Series(np.quantile(draws, 1 - alpha, axis=0), index=score.index)
         ranks = self.rank_draws()
+        if np.isnan(self._score_draws()).any():  # not identified: no rank intervals
+            rank_lower = rank_upper = pd.array([pd.NA] * len(self.items), dtype="Int64")
+        else:
+            rank_lower = np.quantile(ranks, alpha, axis=0, method="lower").astype(int)
+            rank_upper = np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int)
         table = pd.DataFrame({
             "name": self.items,
             "score": score.values,
             "se": se.values,
             "lower": lower.values,
             "upper": upper.values,
-            "rank_lower": np.quantile(ranks, alpha, axis=0, method="lower").astype(int),
-            "rank_upper": np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int),
+            "rank_lower": rank_lower,
+            "rank_upper": rank_upper,
         })
         if elo:
             scale = 400 / np.log(10)
@@ -557,4 +562,6 @@ def _plain(x):
         return int(x)
     if isinstance(x, (float, np.floating)):
         return float(x) if np.isfinite(x) else None
+    if x is pd.NA:
+        return None
     return x
