@@ -84,6 +84,29 @@ class Framework:
     def reported(self) -> tuple[str, ...]:
         return ("score",)
 
+    #: information matrix used for MLE Wald intervals unless the caller asks otherwise
+    default_information = "observed"
+
+    def information(self, compiled, theta, data: Comparisons, kind: str | None = None) -> np.ndarray:
+        """Information matrix of the free coordinates θ at ``theta`` (for Wald intervals).
+
+        Parameters
+        ----------
+        compiled : CompiledModel
+            The compiled model of this framework on ``data``.
+        theta : ndarray
+            Free coordinates (usually the MLE).
+        data : Comparisons
+            The prepared data.
+        kind : {"observed", "expected"}, optional
+            ``"observed"``: −∇²ℓ(θ); ``"expected"``: plug-in expected information with the
+            empirical design, Σ_c n_c Σ_o p_co ∇log p_co ∇log p_coᵀ. Default:
+            :attr:`default_information`.
+        """
+        from bayesrank.inference.information import information
+
+        return information(compiled, theta, data, kind or self.default_information)
+
     # ----------------------------------------------------------------- shared
     @property
     def label(self) -> str:

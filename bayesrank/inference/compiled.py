@@ -116,7 +116,8 @@ class CompiledModel:
         """Rewrite outputs of the model's value variables as outputs of θ."""
         model = self.model
         outs = model.replace_rvs_by_values(outputs)
-        return [graph_replace(o, dict(zip(self.value_vars, self._unraveled()))) for o in outs]
+        # strict=False: an output need not depend on every value variable (multi-parameter models)
+        return [graph_replace(o, dict(zip(self.value_vars, self._unraveled())), strict=False) for o in outs]
 
     def _unraveled(self):
         parts = []

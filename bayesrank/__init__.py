@@ -1,0 +1,1 @@
+"""bayesrank: statistically sound LLM leaderboards from pairwise comparisons."""
