@@ -95,7 +95,9 @@ class CompiledModel:
         }
         for name in _DATA_NAMES:
             if name in self.model.named_vars and values[name] is not None:
-                self.model[name].set_value(values[name])
+                shared = self.model[name]
+                # pm.Data stores integer indices as int32: cast (set_value refuses int64 → int32)
+                shared.set_value(np.asarray(values[name], dtype=shared.dtype))
 
     # ------------------------------------------------------------------ functions of θ
     def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
