@@ -96,7 +96,6 @@ class CompiledModel:
         for name in _DATA_NAMES:
             if name in self.model.named_vars and values[name] is not None:
                 shared = self.model[name]
-                # pm.Data stores integer indices as int32: cast (set_value refuses int64 → int32)
                 shared.set_value(np.asarray(values[name], dtype=shared.dtype))
 
     # ------------------------------------------------------------------ functions of θ
@@ -118,8 +117,8 @@ class CompiledModel:
         """Rewrite outputs of the model's value variables as outputs of θ."""
         model = self.model
         outs = model.replace_rvs_by_values(outputs)
-        # strict=False: an output need not depend on every value variable (multi-parameter models)
-        return [graph_replace(o, dict(zip(self.value_vars, self._unraveled())), strict=False) for o in outs]
+        replace = dict(zip(self.value_vars, self._unraveled()))
+        return [replace[o] if o in replace else graph_replace(o, replace, strict=False) for o in outs]
 
     def _unraveled(self):
         parts = []
@@ -177,3 +176,14 @@ class CompiledModel:
     def cell_log_probs(self, theta: np.ndarray) -> np.ndarray:
         """``(n_cells, 3)`` log-probabilities at θ."""
         return self._cell_logp(theta)
+
+    @cached_property
+    def _cell_logp_from_rvs(self):
+        rvs = list(self.model.free_RVs)
+        return pytensor.function(rvs, self.built.log_probs, on_unused_input="ignore"), [v.name for v in rvs]
+
+    def cell_log_probs_from_values(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        """``(n_cells, 3)`` log-probabilities from constrained values of the free variables
+        (one posterior draw)."""
+        fn, names = self._cell_logp_from_rvs
+        return fn(*[values[n] for n in names])

@@ -1,0 +1,189 @@
+"""Command line: ``bayesrank fit | datasets | demo``.
+
+``bayesrank fit DATA --model {bt,rao-kupper,davidson} [--ties half|drop] [--k-tie K]
+[--tie-intercept] [--method map|nuts] [--draws N --tune N --chains N --seed S]
+[--format table|json|csv] [--out DIR]``
+
+``--format json`` prints one JSON object (the stable contract other tools rely on):
+``framework, method, n_items, n_comparisons, n_cells, nll, loglik, n_params, converged,
+items, diagnostics, warnings`` (plus further fields). Exit code 0 on success, 2 with one
+line on stderr for bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+from bayesrank.errors import BayesrankError
+
+MODELS = ("bt", "rao-kupper", "davidson")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="bayesrank", description="Leaderboards from pairwise comparisons of LLMs.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    fit = sub.add_parser("fit", help="fit a model and print its leaderboard")
+    fit.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
+    fit.add_argument("--model", required=True, choices=MODELS)
+    fit.add_argument("--ties", default=None, help="Bradley-Terry tie handling: half (default) or drop")
+    fit.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold (0: one global threshold)")
+    fit.add_argument("--tie-intercept", action="store_true", help="add a global intercept to the factored ties (nested model)")
+    fit.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    fit.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
+    _add_inference_args(fit)
+    fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    fit.add_argument("--out", type=Path, default=None, help="directory for fit.nc, summary.json and leaderboard.csv")
+
+    sub.add_parser("datasets", help="list the bundled datasets")
+
+    demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
+    demo.add_argument("--out", type=Path, default=Path("models/arena-2024"))
+    demo.add_argument("--draws", type=int, default=500)
+    demo.add_argument("--tune", type=int, default=500)
+    demo.add_argument("--chains", type=int, default=2)
+    demo.add_argument("--seed", type=int, default=1)
+    return parser
+
+
+def _add_inference_args(p):
+    p.add_argument("--method", default="map", choices=("map", "nuts"))
+    p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--tune", type=int, default=1000)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--seed", type=int, default=None)
+
+
+def framework_from_args(args):
+    """The framework named by ``--model`` and its options."""
+    from bayesrank.frameworks import BradleyTerry, Davidson, RaoKupper
+
+    if args.model == "bt":
+        if args.k_tie or args.tie_intercept:
+            raise BayesrankError("--k-tie and --tie-intercept apply to rao-kupper and davidson, not bt.")
+        return BradleyTerry(ties=args.ties or "half")
+    if args.ties not in (None, "half"):
+        raise BayesrankError(f"--ties {args.ties} applies to bt only; {args.model} models ties itself.")
+    cls = RaoKupper if args.model == "rao-kupper" else Davidson
+    return cls(k_tie=args.k_tie, tie_intercept=args.tie_intercept)
+
+
+def _fit(args, framework, data):
+    if args.method == "map":
+        return framework.fit(data, method="map")
+    return framework.fit(data, method="nuts", draws=args.draws, tune=args.tune,
+                         chains=args.chains, random_seed=args.seed)
+
+
+def cmd_fit(args) -> int:
+    from bayesrank.data import load
+
+    data = load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties)
+    framework = framework_from_args(args)
+    fit = _fit(args, framework, data)
+    if args.out is not None:
+        write_outputs(fit, args.out)
+    if args.format == "json":
+        print(json.dumps(fit.to_json()))
+    elif args.format == "csv":
+        fit.leaderboard().to_csv(sys.stdout, index=False)
+    else:
+        print(render_table(fit, args.top))
+    return 0
+
+
+def write_outputs(fit, out: Path, stem: str = "fit") -> None:
+    """Write ``{stem}.nc`` (the whole fit), ``{stem}-summary.json`` and ``{stem}-leaderboard.csv``."""
+    out.mkdir(parents=True, exist_ok=True)
+    fit.save(out / f"{stem}.nc")
+    (out / f"{stem}-summary.json").write_text(json.dumps(fit.to_json(), indent=1) + "\n")
+    fit.leaderboard().to_csv(out / f"{stem}-leaderboard.csv", index=False, float_format="%.6g")
+
+
+def render_table(fit, top: int = 20) -> str:
+    """Human-readable leaderboard with the fit's headline numbers and warnings."""
+    board = fit.leaderboard()
+    if top:
+        board = board.head(top)
+    ce = fit.cross_entropies()
+    kind = "Wald 95% interval" if fit.method == "map" else "95% posterior interval"
+    lines = [
+        f"{fit.framework.label} by {fit.method.upper()} on {fit.data!r}",
+        f"nll {fit.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
+        f"{fit.n_params} free parameters, {'converged' if fit.converged else 'NOT CONVERGED'}",
+        f"score = logit scale, se and {kind}; rank interval from the "
+        + ("asymptotic normal" if fit.method == "map" else "posterior"),
+        "",
+    ]
+    cols = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
+            "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
+    lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for w in fit.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def cmd_datasets(args) -> int:
+    from bayesrank.data import DATASETS, load_dataset
+
+    for name, ds in DATASETS.items():
+        s = load_dataset(name).summary()
+        judges = f", {s['n_judges']} judges" if "n_judges" in s else ""
+        print(f"{name}: {s['n_items']} items{judges}, {s['n_cells']} cells, "
+              f"{s['n_comparisons']:,.0f} comparisons — {ds.description}")
+        print(f"    provenance: {ds.provenance} Licence: {ds.licence}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from bayesrank.data import load_dataset
+    from bayesrank.frameworks import Davidson
+
+    data = load_dataset("arena-2024")
+    model = Davidson(k_tie=1)
+    for method in ("map", "nuts"):
+        kwargs = {} if method == "map" else dict(draws=args.draws, tune=args.tune, chains=args.chains,
+                                                 random_seed=args.seed)
+        fit = model.fit(data, method=method, **kwargs)
+        print(render_table(fit, 20))
+        print()
+        write_outputs(fit, args.out, stem=f"davidson-k1-{method}")
+    print(f"fits and summaries written to {args.out}/")
+    return 0
+
+
+COMMANDS = {"fit": cmd_fit, "datasets": cmd_datasets, "demo": cmd_demo}
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return COMMANDS[args.command](args)
+    except (BayesrankError, _UsageError) as err:
+        print(f"bayesrank: error: {err}" if isinstance(err, BayesrankError) else str(err), file=sys.stderr)
+        return 2
+    except FileNotFoundError as err:
+        print(f"bayesrank: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
