@@ -293,3 +293,41 @@ def test_wald_coverage_paper_design():
         hits.append(((lo[iu] <= true[iu]) & (true[iu] <= hi[iu])).mean())
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
+
+
+# ---------------------------------------------------------------------- fit_map / CLI wiring
+def test_fit_map_expected_information(mtbench, mtbench_fits):
+    fit = JudgeAware().fit(mtbench, method="map")
+    assert fit.converged and fit.diagnostics["information"] == "expected"
+    assert fit.diagnostics["mle_exists"] is True
+    np.testing.assert_allclose(fit.scores().to_numpy(), mtbench_fits["judge-aware"].values["score"], atol=1e-6)
+    w = wald_intervals(mtbench_fits["judge-aware"])
+    np.testing.assert_allclose(fit.score_se().to_numpy(), w["score"]["se"], rtol=1e-5)
+    observed = JudgeAware().fit(mtbench, method="map", information="observed")
+    assert observed.diagnostics["information"] == "observed"
+    assert not np.allclose(observed.score_se().to_numpy(), w["score"]["se"], rtol=1e-4)
+
+
+def test_fit_map_reports_no_estimate_without_mle():
+    fit = JudgeAware().fit(simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0]), method="map")
+    assert fit.diagnostics["mle_exists"] is False and not fit.converged
+    assert fit.diagnostics["degenerate_judges"] == ["judge3"]
+    assert fit.scores().isna().all()
+    assert any("does not exist" in w for w in fit.warnings)
+
+
+def test_cli_judge_aware(capsys):
+    needs_shared(MTBENCH)
+    import json
+
+    from bayesrank.cli import main
+
+    assert main(["fit", str(MTBENCH), "--model", "btl", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = {it["name"]: it["score"] for it in out["items"]}
+    assert max(abs(got[k] - v) for k, v in TABLE1["btl"].items()) < 0.0015
+    assert any("agree on" in w for w in out["warnings"])  # near-duplicate Moonshot judges
+    from bayesrank.cli import build_parser, framework_from_args
+
+    args = build_parser().parse_args(["fit", "x", "--model", "judge-aware", "--ties", "davidson", "--position-bias"])
+    assert framework_from_args(args) == JudgeAware(ties="davidson", position_bias=True)

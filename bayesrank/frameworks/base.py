@@ -107,6 +107,18 @@ class Framework:
 
         return information(compiled, theta, data, kind or self.default_information)
 
+    def check_mle(self, data: Comparisons, prepared: Comparisons, compiled, theta) -> dict:
+        """Framework-specific checks of an MLE (called by ``fit_map`` after optimising).
+
+        Returns
+        -------
+        dict
+            ``mle_exists`` (bool; when False the optimiser's point is not an estimate and
+            must not be reported), ``warnings`` (list of str) and further diagnostics
+            (JSON-able). The base class has nothing to check.
+        """
+        return {"mle_exists": True, "warnings": []}
+
     # ----------------------------------------------------------------- shared
     @property
     def label(self) -> str:

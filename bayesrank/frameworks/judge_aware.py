@@ -225,6 +225,21 @@ class JudgeAware(Framework):
         n += k * int(self.position_bias) + k * int(self.ties == "davidson")
         return n
 
+    def check_mle(self, data, prepared, compiled, theta) -> dict:
+        """Existence of the constrained MLE and judge warnings (:func:`judge_diagnostics`).
+
+        Called by ``fit_map``; when ``mle_exists`` is False the fit reports no estimates.
+        """
+        lp, g = compiled.logp_dlogp(theta)
+        mle = MLE(self, prepared, compiled, np.asarray(theta), lp, True, float(np.abs(g).max()), 0)
+        out = judge_diagnostics(self, data, mle if not self.pooled else None)
+        if not self.pooled:
+            out["signed_sensitivity"] = {k: float(v) for k, v in (out["signed_sensitivity"] or {}).items()}
+        else:
+            out.pop("signed_sensitivity")
+            out.pop("degenerate_judges")
+        return out
+
     def reported(self):
         names = ["score"]
         if not self.pooled:
