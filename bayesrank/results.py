@@ -388,7 +388,12 @@ class Fit:
             "bayesrank_warnings": json.dumps(self.warnings),
             "bayesrank_diagnostics": json.dumps(_plain(self.diagnostics)),
         })
-        tree.to_netcdf(path)
+        encoding = {
+            node.path: {name: {"zlib": True, "complevel": 4} for name in node.data_vars
+                        if node[name].dtype.kind in "fiu"}
+            for node in tree.subtree
+        }
+        tree.to_netcdf(path, engine="h5netcdf", encoding={k: v for k, v in encoding.items() if v})
         return path
 
     @classmethod

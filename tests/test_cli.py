@@ -1,0 +1,91 @@
+"""The CLI contract: JSON fields, formats, outputs, and one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bayesrank.cli import main
+
+JSON_FIELDS = {"framework", "method", "n_items", "n_comparisons", "n_cells", "nll", "loglik", "n_params",
+               "converged", "items", "diagnostics", "warnings"}
+ITEM_FIELDS = {"name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper"}
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fit_json_contract(capsys):
+    code, out, err = run(capsys, "fit", "arena-2024", "--model", "davidson", "--k-tie", "1", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert JSON_FIELDS <= set(res)
+    assert res["framework"] == "davidson" and res["method"] == "map"
+    assert (res["n_items"], res["n_comparisons"], res["n_cells"]) == (129, 1374996, 3455)
+    assert res["nll"] <= 1.0077 + 1e-4
+    assert res["loglik"] == pytest.approx(-res["nll"] * res["n_comparisons"])
+    assert res["n_params"] == 2 * 129 - 1
+    assert res["converged"] is True
+    assert [it["rank"] for it in res["items"]] == list(range(1, 130))
+    assert ITEM_FIELDS <= set(res["items"][0])
+    assert res["items"][0]["name"] == "chatgpt-4o-latest"
+
+
+def test_bt_drop_normalises_by_non_tie_comparisons(capsys):
+    code, out, _ = run(capsys, "fit", "arena-2024", "--model", "bt", "--ties", "drop", "--format", "json")
+    res = json.loads(out)
+    assert res["n_comparisons"] == 1374996
+    assert res["n_used"] == 1374996 - 281121
+    assert res["nll"] <= 0.6351 + 1e-4
+
+
+def test_table_and_csv_formats(capsys, tmp_path):
+    code, out, _ = run(capsys, "fit", "arena-2024", "--model", "bt", "--top", "5", "--out", str(tmp_path))
+    assert code == 0
+    assert "chatgpt-4o-latest" in out and "nll" in out
+    assert {p.name for p in tmp_path.iterdir()} == {"fit.nc", "fit-summary.json", "fit-leaderboard.csv"}
+    code, out, _ = run(capsys, "fit", "arena-2024", "--model", "bt", "--format", "csv")
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("rank,name,score,se,lower,upper") and len(lines) == 130
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["fit", "no-such-data", "--model", "bt"], "neither a bundled dataset"),
+        (["fit", "arena-2024", "--model", "elo"], "invalid choice"),
+        (["fit", "arena-2024", "--model", "bt", "--k-tie", "2"], "apply to rao-kupper and davidson"),
+        (["fit", "arena-2024", "--model", "davidson", "--ties", "drop"], "applies to bt only"),
+        (["fit", "arena-2024", "--model", "bt", "--ties", "both"], "ties must be one of"),
+        (["fit", "arena-2024", "--model", "davidson", "--tie-intercept"], "tie_intercept only applies"),
+        (["fit", "arena-2024"], "required: --model"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_usage_and_input_errors_exit_2_with_one_line(capsys, args, fragment):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert fragment in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_bad_file_error_through_entry_point(tmp_path):
+    bad = tmp_path / "battles.csv"
+    bad.write_text("model_a,model_b,winner\ngpt-4,claude,model_a\ngpt-4,gpt-4,tie\n")
+    proc = subprocess.run([sys.executable, "-m", "bayesrank.cli", "fit", str(bad), "--model", "bt"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "itself" in proc.stderr and "record 1" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_datasets_lists_bundled_sets(capsys):
+    code, out, _ = run(capsys, "datasets")
+    assert code == 0
+    assert "arena-2024: 129 items" in out and "1,374,996 comparisons" in out
+    assert "mtbench-judges" in out

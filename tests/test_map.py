@@ -1,0 +1,138 @@
+"""MAP = MLE with exact asymptotic intervals, on the bundled arena data and simulated data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesrank as br
+from tests.conftest import simulate_counts
+
+# paper Table D.1 (digest seed-leaderbot.md §4.4): (framework, NLL)
+TABLE_D1 = [
+    (1, br.BradleyTerry(ties="half"), 0.6554),
+    (4, br.BradleyTerry(ties="drop"), 0.6351),
+    (7, br.RaoKupper(k_tie=0), 1.0095),
+    (8, br.RaoKupper(k_tie=1), 1.0106),
+    (19, br.Davidson(k_tie=0), 1.0100),
+    (20, br.Davidson(k_tie=1), 1.0077),
+]
+
+
+@pytest.mark.parametrize("model_id,framework,nll", TABLE_D1, ids=[f"model{t[0]}" for t in TABLE_D1])
+def test_arena_nll_at_or_below_paper_table(arena, model_id, framework, nll):
+    fit = framework.fit(arena)
+    assert fit.converged, fit.diagnostics
+    assert fit.diagnostics["grad_norm"] < 1e-6
+    assert fit.nll <= nll + 1e-4
+    ce = fit.cross_entropies()
+    assert sum(ce.values()) == pytest.approx(fit.nll, abs=1e-12)
+    assert fit.scores().sum() == pytest.approx(0.0, abs=1e-9)
+    board = fit.leaderboard()
+    assert list(board["name"][:2]) == ["chatgpt-4o-latest", "gemini-1.5-pro-exp-0801"]
+
+
+def test_paper_cross_entropies_model19(arena):
+    ce = br.Davidson(k_tie=0).fit(arena).cross_entropies()
+    # Table D.1 row 19: H_win 0.3409, H_loss 0.3461, H_tie 0.3231 (the MLE is unique here)
+    assert ce["win"] == pytest.approx(0.3409, abs=1e-4)
+    assert ce["loss"] == pytest.approx(0.3461, abs=1e-4)
+    assert ce["tie"] == pytest.approx(0.3231, abs=1e-4)
+
+
+def test_nested_tie_intercept_fits_at_least_as_well_as_global(arena):
+    base = br.RaoKupper(k_tie=0).fit(arena)
+    nested = br.RaoKupper(k_tie=1, tie_intercept=True).fit(arena)
+    assert nested.nll <= base.nll + 1e-9
+    assert nested.n_params == base.n_params + arena.n_items
+
+
+def _bt_information(data, scores):
+    """Observed information of Bradley-Terry in numpy, written independently of the package."""
+    m = data.n_items
+    d = scores[data.a] - scores[data.b]
+    p = 1 / (1 + np.exp(-d))
+    w = data.totals * p * (1 - p)
+    info = np.zeros((m, m))
+    np.add.at(info, (data.a, data.a), w)
+    np.add.at(info, (data.b, data.b), w)
+    np.add.at(info, (data.a, data.b), -w)
+    np.add.at(info, (data.b, data.a), -w)
+    return info
+
+
+def test_bt_map_is_mle_with_exact_wald_covariance():
+    rng = np.random.default_rng(3)
+    truth = np.linspace(-1, 1, 6)
+    data = simulate_counts(truth, 200, rng)
+    fit = br.BradleyTerry(ties="drop").fit(data)
+    s = fit.scores().to_numpy()
+    # score equations of the MLE: observed wins = expected wins for every item
+    d = s[data.a] - s[data.b]
+    p = 1 / (1 + np.exp(-d))
+    m = data.n_items
+    observed = np.bincount(data.a, data.wins_a, m) + np.bincount(data.b, data.wins_b, m)
+    expected = np.bincount(data.a, data.totals * p, m) + np.bincount(data.b, data.totals * (1 - p), m)
+    np.testing.assert_allclose(observed, expected, atol=1e-6)
+    # covariance of the centred scores = Moore-Penrose inverse of the information
+    cov = np.linalg.pinv(_bt_information(data, s))
+    np.testing.assert_allclose(fit.tree["map"]["score_cov"].values, cov, rtol=1e-6, atol=1e-12)
+    diffs = fit.differences().set_index(["item_i", "item_j"])
+    se01 = np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
+    assert diffs.loc[("m01", "m00"), "se"] == pytest.approx(se01, rel=1e-6)
+
+
+def test_rank_intervals_and_leaderboard_columns(arena):
+    fit = br.Davidson(k_tie=0).fit(arena)
+    board = fit.leaderboard()
+    expected = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
+                "win_rate", "tie_rate", "loss_rate", "pred_win_rate", "pred_tie_rate", "pred_loss_rate"]
+    assert list(board.columns) == expected
+    assert (board["rank_lower"] <= board["rank"]).all() and (board["rank"] <= board["rank_upper"]).all()
+    assert (board["lower"] < board["score"]).all() and (board["score"] < board["upper"]).all()
+    assert board["n_comparisons"].sum() == 2 * arena.n_comparisons
+    # Davidson score equations: per item, predicted net wins equal observed net wins;
+    # the eta equation: predicted ties in total equal observed ties
+    net_obs = board["win_rate"] - board["loss_rate"]
+    net_pred = board["pred_win_rate"] - board["pred_loss_rate"]
+    np.testing.assert_allclose(net_pred, net_obs, atol=1e-6)
+    total_ties = (board["pred_tie_rate"] * board["n_comparisons"]).sum() / 2
+    assert total_ties == pytest.approx(arena.ties.sum(), rel=1e-6)
+    dist = fit.rank_distribution()
+    np.testing.assert_allclose(dist.sum(axis=1), 1.0)
+
+
+def test_singular_information_is_reported_in_words():
+    # one item beats everyone: its MLE is infinite; the optimiser cannot converge to a finite MLE
+    names = np.array(["a", "b", "c"], dtype=object)
+    data = br.Comparisons.from_cells(names[[0, 0, 1]], names[[1, 2, 2]], [10, 10, 5], [0, 0, 5])
+    fit = br.BradleyTerry(ties="drop").fit(data)
+    text = " ".join(fit.warnings)
+    assert "never loses" in text
+    assert not fit.converged
+
+
+def test_save_load_roundtrip(tmp_path, arena):
+    fit = br.Davidson(k_tie=1).fit(arena)
+    path = fit.save(tmp_path / "fit.nc")
+    again = br.Fit.load(path)
+    pd.testing.assert_frame_equal(again.leaderboard(), fit.leaderboard())
+    assert again.nll == pytest.approx(fit.nll, abs=1e-12)
+    assert again.framework == fit.framework
+    assert again.diagnostics == pytest.approx(fit.diagnostics)
+    assert dict(again.data.dropped) == dict(fit.data.dropped)
+
+
+def test_model_option_errors():
+    with pytest.raises(br.ModelSpecError, match="ties must be one of"):
+        br.BradleyTerry(ties="both")
+    with pytest.raises(br.ModelSpecError, match="tie_intercept only applies"):
+        br.Davidson(k_tie=0, tie_intercept=True)
+    with pytest.raises(br.ModelSpecError, match="non-negative integer"):
+        br.RaoKupper(k_tie=-1)
+
+
+def test_tie_model_without_ties_is_refused():
+    rng = np.random.default_rng(0)
+    data = simulate_counts(np.array([0.0, 0.5, 1.0]), 50, rng)
+    with pytest.raises(br.DataError, match="no ties"):
+        br.Davidson().fit(data)
