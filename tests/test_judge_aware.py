@@ -365,3 +365,12 @@ def test_covariate_discrimination_recovered():
     assert abs(w["log_gamma"]["estimate"].sum()) < 1e-10 and abs(w["score"]["estimate"].sum()) < 1e-10
     with pytest.raises(DataError, match="covariate"):
         fw.prepare(simulate(S_TRUE, [1.0, 1.0]))
+
+
+def test_nuts_prior_resolves_anti_aligned_judge():
+    """With ZeroSumNormal priors on log γ the posterior exists: the bad judge gets a small γ."""
+    data = simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0])
+    fit = JudgeAware().fit(data, method="nuts", draws=200, tune=300, chains=2, random_seed=1)
+    gamma = fit.parameters().query("parameter == 'gamma'")["estimate"].to_numpy()
+    assert np.isfinite(gamma).all() and gamma[3] < 0.2 < gamma[:3].min()
+    assert np.argsort(fit.scores().to_numpy()).tolist() == np.argsort(S_TRUE).tolist()
