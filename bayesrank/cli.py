@@ -130,11 +130,16 @@ def _add_duplicate_judge_warnings(fit, source) -> None:
 
     from bayesrank.frameworks.judge_aware import judge_diagnostics
 
+    from bayesrank.data.bundled import DATASETS, dataset_path
+
     path = Path(str(source))
-    if not path.is_file() or path.suffix not in (".json", ".jsonl"):
+    if str(source) in DATASETS:  # bundled judge records (gzip'd JSON)
+        path = Path(str(dataset_path(str(source))))
+    suffixes = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+    if not path.is_file() or suffixes not in (".json", ".jsonl", ".json.gz", ".jsonl.gz"):
         return
     try:
-        records = pd.read_json(path, lines=path.suffix == ".jsonl")
+        records = pd.read_json(path, lines=".jsonl" in suffixes)
     except ValueError:
         return
     needed = {"question_id", "model_a", "model_b", "judge_model", "judge_preferred_model"}
