@@ -73,6 +73,8 @@ def _add_inference_args(p):
     p.add_argument("--tune", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
+                   help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
 
 
 def framework_from_args(args):
@@ -102,7 +104,7 @@ def _fit(args, framework, data):
         kwargs = {"information": args.information} if args.information else {}
         return framework.fit(data, method="map", **kwargs)
     return framework.fit(data, method="nuts", draws=args.draws, tune=args.tune,
-                         chains=args.chains, random_seed=args.seed)
+                         chains=args.chains, random_seed=args.seed, sampler=args.sampler)
 
 
 def cmd_fit(args) -> int:

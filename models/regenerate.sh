@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 
 fit() {  # name, then CLI options
   local name=$1; shift
-  "$BR" fit arena-2024 "$@" --method map --format json --out "$OUT/$name" > "$OUT/$name.json"
+  "$BR" fit arena-2024 "$@" --method map --format table --top 0 --out "$OUT/$name" > "$OUT/$name.txt"
   echo "fitted $name"
 }
 fit bt-half     --model bt --ties half

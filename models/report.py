@@ -9,19 +9,24 @@ PAPER = {"bt-half": (1, 0.6554), "bt-drop": (4, 0.6351), "rk-k0": (7, 1.0095), "
          "dv-k0": (19, 1.0100), "dv-k1": (20, 1.0077)}
 
 
+def _grad(res):
+    grad = res["diagnostics"].get("grad_norm")
+    return f"{grad:.1e}" if grad is not None else f"r_hat {res['diagnostics'].get('max_rhat', float('nan')):.3f}"
+
+
 def main(folder: Path) -> None:
     rows = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted(folder.glob("**/*summary.json")):
         res = json.loads(path.read_text())
-        if "nll" not in res:
-            continue
-        pid, ref = PAPER.get(path.stem, ("", None))
+        name = path.parent.name if path.parent != folder else path.stem.removesuffix("-summary")
+        name = f"{name} ({res['method']})"
+        pid, ref = PAPER.get(path.parent.name, ("", None))
         ce = res["cross_entropy"]
         top = ", ".join(it["name"] for it in res["items"][:3])
         rows.append(
-            f"| {path.stem} | {pid} | {res['n_params']} | {res['nll']:.5f} | "
+            f"| {name} | {pid} | {res['n_params']} | {res['nll']:.5f} | "
             f"{'' if ref is None else f'{ref:.4f}'} | {ce['win']:.4f} | {ce['loss']:.4f} | {ce['tie']:.4f} | "
-            f"{res['converged']} | {res['diagnostics']['grad_norm']:.1e} | {top} |"
+            f"{res['converged']} | {_grad(res)} | {top} |"
         )
     print("# Reference fits on arena-2024 (MAP = MLE)\n")
     print("Produced by `make models` (models/regenerate.sh) through the CLI; NLL is per comparison "
