@@ -23,7 +23,7 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.frameworks.base import BuiltModel, Framework, spec_json
 
 _CACHE: dict[tuple, CompiledModel] = {}
-_DATA_NAMES = ("item_a", "item_b", "judge_index", "first", "counts")
+_DATA_NAMES = ("item_a", "item_b", "judge_index", "first", "counts", "covariate")
 
 
 def compiled_model(framework: Framework, data: Comparisons, prior: str = "flat") -> CompiledModel:
@@ -92,6 +92,8 @@ class CompiledModel:
             "judge_index": data.judge,
             "first": data.first,
             "counts": data.counts(),
+            # per-cell covariate of CovariateComparisons (judge-aware covariate extension)
+            "covariate": getattr(data, "covariate", None),
         }
         for name in _DATA_NAMES:
             if name in self.model.named_vars and values[name] is not None:
