@@ -7,18 +7,20 @@
 
 from bayesrank.data import Comparisons, load, load_dataset
 from bayesrank.errors import BayesrankError, DataError, ModelSpecError, StatisticalWarning
-from bayesrank.frameworks import BradleyTerry, Davidson, Priors, RaoKupper, framework_from_spec
+from bayesrank.frameworks import BTL, BradleyTerry, Davidson, JudgeAware, Priors, RaoKupper, framework_from_spec
 from bayesrank.results import Fit
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BTL",
     "BayesrankError",
     "BradleyTerry",
     "Comparisons",
     "DataError",
     "Davidson",
     "Fit",
+    "JudgeAware",
     "ModelSpecError",
     "Priors",
     "RaoKupper",

@@ -1,7 +1,7 @@
 """Command line: ``bayesrank fit | datasets | demo``.
 
-``bayesrank fit DATA --model {bt,rao-kupper,davidson} [--ties half|drop] [--k-tie K]
-[--tie-intercept] [--method map|nuts] [--draws N --tune N --chains N --seed S]
+``bayesrank fit DATA --model {bt,rao-kupper,davidson,judge-aware,btl} [--ties half|drop|davidson]
+[--position-bias] [--information observed|expected] [--k-tie K] [--tie-intercept] [--method map|nuts] [--draws N --tune N --chains N --seed S]
 [--format table|json|csv] [--out DIR]``
 
 ``--format json`` prints one JSON object (the stable contract other tools rely on):
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bayesrank.errors import BayesrankError
 
-MODELS = ("bt", "rao-kupper", "davidson")
+MODELS = ("bt", "rao-kupper", "davidson", "judge-aware", "btl")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit a model and print its leaderboard")
     fit.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
     fit.add_argument("--model", required=True, choices=MODELS)
-    fit.add_argument("--ties", default=None, help="Bradley-Terry tie handling: half (default) or drop")
+    fit.add_argument("--ties", default=None,
+                     help="tie handling: half (default) or drop for bt; half, drop or davidson for judge-aware / btl")
+    fit.add_argument("--position-bias", action="store_true",
+                     help="judge-aware / btl: per-judge intercept for the answer shown first")
+    fit.add_argument("--information", default=None, choices=("observed", "expected"),
+                     help="MAP intervals from the observed or expected information (default: the model's)")
     fit.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold (0: one global threshold)")
     fit.add_argument("--tie-intercept", action="store_true", help="add a global intercept to the factored ties (nested model)")
     fit.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
@@ -55,9 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
     demo.add_argument("--out", type=Path, default=Path("models/arena-2024"))
-    demo.add_argument("--draws", type=int, default=500)
-    demo.add_argument("--tune", type=int, default=500)
-    demo.add_argument("--chains", type=int, default=2)
+    demo.add_argument("--draws", type=int, default=1000)
+    demo.add_argument("--tune", type=int, default=1000)
+    demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     return parser
 
@@ -68,12 +73,22 @@ def _add_inference_args(p):
     p.add_argument("--tune", type=int, default=1000)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
+                   help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
 
 
 def framework_from_args(args):
     """The framework named by ``--model`` and its options."""
-    from bayesrank.frameworks import BradleyTerry, Davidson, RaoKupper
+    from bayesrank.frameworks import BTL, BradleyTerry, Davidson, JudgeAware, RaoKupper
 
+    # judge-aware branch: the judge-aware BTL and its pooled baseline
+    if args.model in ("judge-aware", "btl"):
+        if args.k_tie or args.tie_intercept:
+            raise BayesrankError(f"--k-tie and --tie-intercept apply to rao-kupper and davidson, not {args.model}.")
+        cls = JudgeAware if args.model == "judge-aware" else BTL
+        return cls(ties=args.ties or "half", position_bias=args.position_bias)
+    if args.position_bias:
+        raise BayesrankError("--position-bias applies to judge-aware and btl only.")
     if args.model == "bt":
         if args.k_tie or args.tie_intercept:
             raise BayesrankError("--k-tie and --tie-intercept apply to rao-kupper and davidson, not bt.")
@@ -86,9 +101,10 @@ def framework_from_args(args):
 
 def _fit(args, framework, data):
     if args.method == "map":
-        return framework.fit(data, method="map")
+        kwargs = {"information": args.information} if args.information else {}
+        return framework.fit(data, method="map", **kwargs)
     return framework.fit(data, method="nuts", draws=args.draws, tune=args.tune,
-                         chains=args.chains, random_seed=args.seed)
+                         chains=args.chains, random_seed=args.seed, sampler=args.sampler)
 
 
 def cmd_fit(args) -> int:
@@ -97,6 +113,8 @@ def cmd_fit(args) -> int:
     data = load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties)
     framework = framework_from_args(args)
     fit = _fit(args, framework, data)
+    if args.model in ("judge-aware", "btl"):  # judge-aware branch: near-duplicate judges need raw records
+        _add_duplicate_judge_warnings(fit, args.data)
     if args.out is not None:
         write_outputs(fit, args.out)
     if args.format == "json":
@@ -106,6 +124,34 @@ def cmd_fit(args) -> int:
     else:
         print(render_table(fit, args.top))
     return 0
+
+
+def _add_duplicate_judge_warnings(fit, source) -> None:
+    """Warn about judges agreeing on ≥ 98% of shared records (needs records with question ids)."""
+    import pandas as pd
+
+    from bayesrank.frameworks.judge_aware import judge_diagnostics
+
+    from bayesrank.data.bundled import DATASETS, dataset_path
+
+    path = Path(str(source))
+    if str(source) in DATASETS:  # bundled judge records (gzip'd JSON)
+        path = Path(str(dataset_path(str(source))))
+    suffixes = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
+    if not path.is_file() or suffixes not in (".json", ".jsonl", ".json.gz", ".jsonl.gz"):
+        return
+    try:
+        records = pd.read_json(path, lines=".jsonl" in suffixes)
+    except ValueError:
+        return
+    needed = {"question_id", "model_a", "model_b", "judge_model", "judge_preferred_model"}
+    if not needed <= set(records.columns):
+        return
+    from bayesrank.frameworks.judge_aware import BTL
+
+    out = judge_diagnostics(BTL(), fit.data, records=records)  # BTL: only the duplicate check runs
+    fit.warnings.extend(out["warnings"])
+    fit.diagnostics["near_duplicates"] = [list(d) for d in out["near_duplicates"]]
 
 
 def write_outputs(fit, out: Path, stem: str = "fit") -> None:

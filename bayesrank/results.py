@@ -72,7 +72,7 @@ class Fit:
     def from_map(cls, framework, data, model_data, *, theta, cov_theta, values, jacobian, layout, compiled,
                  diagnostics, warnings, n_draws, random_seed):
         """Assemble a MAP fit (called by :func:`bayesrank.inference.fit_map`)."""
-        cov_q_diag = np.einsum("ij,jk,ik->i", jacobian, cov_theta, jacobian)
+        cov_q_diag = ((jacobian @ cov_theta) * jacobian).sum(axis=1)
         se = np.sqrt(np.clip(cov_q_diag, 0, None))
         items = list(model_data.items)
         coords = {"item": items, "item_": items, "free": np.arange(theta.size),
@@ -92,10 +92,10 @@ class Fit:
             coords={k: v for k, v in coords.items()},
         )
         rng = np.random.default_rng(random_seed)
-        if np.all(np.isfinite(cov_theta)):
-            chol = _psd_factor(cov_theta)
-            z = rng.standard_normal((n_draws, theta.size))
-            draws = values["score"] + (z @ chol.T) @ J_score.T
+        if np.all(np.isfinite(score_cov)):
+            factor = _psd_factor(score_cov)
+            z = rng.standard_normal((n_draws, factor.shape[1]))
+            draws = values["score"] + z @ factor.T
         else:
             draws = np.full((n_draws, len(items)), np.nan)
         posterior = xr.Dataset({"score": (("chain", "draw", "item"), draws[None])},
@@ -240,14 +240,19 @@ class Fit:
             lower = pd.Series(np.quantile(draws, alpha, axis=0), index=score.index)
             upper = pd.Series(np.quantile(draws, 1 - alpha, axis=0), index=score.index)
         ranks = self.rank_draws()
+        if np.isnan(self._score_draws()).any():  # not identified: no rank intervals
+            rank_lower = rank_upper = pd.array([pd.NA] * len(self.items), dtype="Int64")
+        else:
+            rank_lower = np.quantile(ranks, alpha, axis=0, method="lower").astype(int)
+            rank_upper = np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int)
         table = pd.DataFrame({
             "name": self.items,
             "score": score.values,
             "se": se.values,
             "lower": lower.values,
             "upper": upper.values,
-            "rank_lower": np.quantile(ranks, alpha, axis=0, method="lower").astype(int),
-            "rank_upper": np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int),
+            "rank_lower": rank_lower,
+            "rank_upper": rank_upper,
         })
         if elo:
             scale = 400 / np.log(10)
@@ -335,13 +340,86 @@ class Fit:
         return compiled_model(self.framework, self.model_data, prior="flat" if self.method == "map" else "weak")
 
     def _draw_log_probs(self, max_draws: int = 200):
+        for values in self._posterior_values(max_draws):
+            yield self._compiled.cell_log_probs_from_values(values)
+
+    def predict(self, item_a, item_b, *, judge=None, first=None, level: float = 0.95,
+                max_draws: int = 1000) -> pd.DataFrame:
+        """Predicted outcome probabilities for any pairs, compared or not, with intervals.
+
+        Parameters
+        ----------
+        item_a, item_b : str or sequence of str
+            Item names.
+        judge : str or sequence of str, optional
+            Judge names, for frameworks with judges.
+        first : {"a", "b"} or sequence, optional
+            Which item is shown first, for frameworks with position effects (default "a").
+        level : float
+            Interval level: Wald by the delta method (MAP, clipped to [0, 1]) or equal-tailed
+            posterior intervals (NUTS, over at most ``max_draws`` draws).
+
+        Returns
+        -------
+        DataFrame
+            ``item_a, item_b[, judge]`` and for each outcome ``o`` in ``win_a, win_b, tie``:
+            ``p_o, p_o_lower, p_o_upper``.
+        """
+        a_names, b_names = np.atleast_1d(item_a).astype(object), np.atleast_1d(item_b).astype(object)
+        a_names, b_names = np.broadcast_arrays(a_names, b_names)
+        index = {"item_a": self._indices(a_names, self.items, "item"),
+                 "item_b": self._indices(b_names, self.items, "item")}
+        frame = pd.DataFrame({"item_a": a_names, "item_b": b_names})
+        if self.model_data.judges is not None:
+            if judge is None:
+                from bayesrank.errors import BayesrankError
+
+                raise BayesrankError(f"this framework has judges; pass judge= (one of {list(self.model_data.judges)}).")
+            judges = np.broadcast_to(np.atleast_1d(judge).astype(object), a_names.shape)
+            index["judge_index"] = self._indices(judges, list(self.model_data.judges), "judge")
+            frame["judge"] = judges
+        pos = np.broadcast_to(np.atleast_1d("a" if first is None else first).astype(object), a_names.shape)
+        index["first"] = np.array([0 if str(p) in ("a", "0") else 1 for p in pos])
+        alpha = (1 - level) / 2
+        if self.method == "map":
+            theta = self.tree["map"]["theta"].values
+            cov = self.tree["map"]["theta_cov"].values
+            probs, jac = self._compiled.predict_at_theta(theta, index)
+            se = np.sqrt(np.clip(((jac @ cov) * jac).sum(axis=1), 0, None)).reshape(probs.shape)
+            z = norm.ppf(1 - alpha)
+            lower, upper = np.clip(probs - z * se, 0, 1), np.clip(probs + z * se, 0, 1)
+        else:
+            draws = np.stack(list(self._draw_probs(index, max_draws)))
+            probs = draws.mean(axis=0)
+            lower, upper = np.quantile(draws, alpha, axis=0), np.quantile(draws, 1 - alpha, axis=0)
+        for k, outcome in enumerate(OUTCOMES):
+            frame[f"p_{outcome}"] = probs[:, k]
+            frame[f"p_{outcome}_lower"] = lower[:, k]
+            frame[f"p_{outcome}_upper"] = upper[:, k]
+        return frame
+
+    @staticmethod
+    def _indices(names, known, what):
+        from bayesrank.errors import BayesrankError
+
+        lookup = {n: k for k, n in enumerate(known)}
+        bad = [n for n in names if n not in lookup]
+        if bad:
+            raise BayesrankError(f"unknown {what} {bad[0]!r}; known {what}s: {', '.join(list(known)[:10])}...")
+        return np.array([lookup[n] for n in names], dtype=np.int64)
+
+    def _posterior_values(self, max_draws):
         post = self.tree["posterior"]
         names = [v.name for v in self._compiled.model.free_RVs]
         n_draws = post.sizes["chain"] * post.sizes["draw"]
         keep = np.linspace(0, n_draws - 1, min(max_draws, n_draws)).astype(int)
         flat = {n: post[n].values.reshape(n_draws, *post[n].shape[2:]) for n in names}
         for k in keep:
-            yield self._compiled.cell_log_probs_from_values({n: flat[n][k] for n in names})
+            yield {n: flat[n][k] for n in names}
+
+    def _draw_probs(self, index, max_draws):
+        for values in self._posterior_values(max_draws):
+            yield self._compiled.predict_at_values(values, index)
 
     # ================================================================ reporting
     def summary(self) -> dict:
@@ -388,7 +466,12 @@ class Fit:
             "bayesrank_warnings": json.dumps(self.warnings),
             "bayesrank_diagnostics": json.dumps(_plain(self.diagnostics)),
         })
-        tree.to_netcdf(path)
+        encoding = {
+            node.path: {name: {"zlib": True, "complevel": 4} for name in node.data_vars
+                        if node[name].dtype.kind in "fiu"}
+            for node in tree.subtree
+        }
+        tree.to_netcdf(path, engine="h5netcdf", encoding={k: v for k, v in encoding.items() if v})
         return path
 
     @classmethod
@@ -479,4 +562,6 @@ def _plain(x):
         return int(x)
     if isinstance(x, (float, np.floating)):
         return float(x) if np.isfinite(x) else None
+    if x is pd.NA:
+        return None
     return x

@@ -136,3 +136,21 @@ def test_tie_model_without_ties_is_refused():
     data = simulate_counts(np.array([0.0, 0.5, 1.0]), 50, rng)
     with pytest.raises(br.DataError, match="no ties"):
         br.Davidson().fit(data)
+
+
+def test_predict_with_wald_intervals_for_any_pair(arena):
+    fit = br.Davidson(k_tie=1).fit(arena)
+    pred = fit.predict(["chatgpt-4o-latest", "gpt-4-0314"], ["gemini-1.5-pro-exp-0801", "llama-13b"])
+    p = pred[["p_win_a", "p_win_b", "p_tie"]].to_numpy()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert (pred["p_win_a_lower"] < pred["p_win_a"]).all() and (pred["p_win_a"] < pred["p_win_a_upper"]).all()
+    # agrees with the fitted cell probabilities for a compared pair
+    items = list(arena.items)
+    a, b = items.index("chatgpt-4o-latest"), items.index("gemini-1.5-pro-exp-0801")
+    cell = np.flatnonzero((fit.model_data.a == min(a, b)) & (fit.model_data.b == max(a, b)))[0]
+    cell_p = np.exp(fit.cell_log_probs[cell])
+    if a > b:
+        cell_p = cell_p[[1, 0, 2]]
+    np.testing.assert_allclose(p[0], cell_p, rtol=1e-10)
+    with pytest.raises(br.BayesrankError, match="unknown item"):
+        fit.predict("gpt-5", "llama-13b")

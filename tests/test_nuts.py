@@ -49,6 +49,8 @@ def test_nuts_save_load(tmp_path, small_nuts):
 def test_bad_sampler_name(small):
     with pytest.raises(br.ModelSpecError, match="unknown sampler"):
         br.BradleyTerry().fit(small, method="nuts", sampler="hmc")
+    with pytest.raises(br.ModelSpecError, match="unknown sampler"):
+        br.BradleyTerry().fit(small, method="nuts", sampler="blackjax")
 
 
 @pytest.mark.slow
@@ -63,3 +65,15 @@ def test_arena_nuts_sd_matches_wald_se(arena):
     common = dm.index.intersection(dn.index)
     ratio = dn.loc[common, "se"] / dm.loc[common, "se"]
     assert ratio.between(0.9, 1.1).all(), ratio.describe()
+
+
+def test_jax_sampler_runs_on_cpu(small):
+    """The JAX (GPU-capable) NUTS path, exercised on the CPU; `make test` installs it."""
+    sampler = "numpyro"
+    post = br.Davidson(k_tie=0).fit(small, method="nuts", sampler=sampler, draws=300, tune=300, chains=2,
+                                    random_seed=3)
+    assert post.diagnostics["sampler"] == sampler
+    assert post.diagnostics["max_rhat"] <= 1.02
+    mle = br.Davidson(k_tie=0).fit(small)
+    np.testing.assert_allclose(post.scores(), mle.scores(), atol=0.06)
+    assert post.tree["log_likelihood"]["outcomes"].sizes["cell"] == small.n_cells

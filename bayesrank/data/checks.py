@@ -52,8 +52,10 @@ def _component(names: list[str]) -> str:
 
 
 def _never_win_or_lose(data: Comparisons) -> list[str]:
+    totals = data.item_totals()
+    suspects = totals[(totals["losses"] == 0) | (totals["wins"] == 0)]
     out = []
-    for name, row in data.item_totals().iterrows():
+    for name, row in suspects.iterrows():
         n = int(row["n_comparisons"])
         if row["losses"] == 0:
             out.append(

@@ -2,11 +2,12 @@
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.frameworks.base import Framework, Priors
+from bayesrank.frameworks.judge_aware import BTL, JudgeAware, JudgePriors
 from bayesrank.frameworks.paired import BradleyTerry, Davidson, RaoKupper
 
 #: framework name (CLI ``--model``) → class
 FRAMEWORKS: dict[str, type[Framework]] = {
-    cls.name: cls for cls in (BradleyTerry, RaoKupper, Davidson)
+    cls.name: cls for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL)
 }
 
 
@@ -16,8 +17,21 @@ def framework_from_spec(spec: dict) -> Framework:
     name = spec.pop("framework")
     if name not in FRAMEWORKS:
         raise ModelSpecError(f"unknown framework {name!r}; known: {', '.join(FRAMEWORKS)}.")
-    priors = Priors(**spec.pop("priors", {}))
-    return FRAMEWORKS[name](**spec, priors=priors)
+    cls = FRAMEWORKS[name]
+    # each framework may have its own priors dataclass (JudgeAware: JudgePriors)
+    priors = cls.__dataclass_fields__["priors"].default_factory(**spec.pop("priors", {}))
+    return cls(**spec, priors=priors)
 
 
-__all__ = ["FRAMEWORKS", "BradleyTerry", "Davidson", "Framework", "Priors", "RaoKupper", "framework_from_spec"]
+__all__ = [
+    "BTL",
+    "FRAMEWORKS",
+    "BradleyTerry",
+    "Davidson",
+    "Framework",
+    "JudgeAware",
+    "JudgePriors",
+    "Priors",
+    "RaoKupper",
+    "framework_from_spec",
+]

@@ -88,6 +88,41 @@ class Framework:
     def reported(self) -> tuple[str, ...]:
         return ("score",)
 
+    #: information matrix used for MLE Wald intervals unless the caller asks otherwise
+    default_information = "observed"
+
+    def information(self, compiled, theta, data: Comparisons, kind: str | None = None) -> np.ndarray:
+        """Information matrix of the free coordinates θ at ``theta`` (for Wald intervals).
+
+        Parameters
+        ----------
+        compiled : CompiledModel
+            The compiled model of this framework on ``data``.
+        theta : ndarray
+            Free coordinates (usually the MLE).
+        data : Comparisons
+            The prepared data.
+        kind : {"observed", "expected"}, optional
+            ``"observed"``: −∇²ℓ(θ); ``"expected"``: plug-in expected information with the
+            empirical design, Σ_c n_c Σ_o p_co ∇log p_co ∇log p_coᵀ. Default:
+            :attr:`default_information`.
+        """
+        from bayesrank.inference.information import information
+
+        return information(compiled, theta, data, kind or self.default_information)
+
+    def check_mle(self, data: Comparisons, prepared: Comparisons, compiled, theta) -> dict:
+        """Framework-specific checks of an MLE (called by ``fit_map`` after optimising).
+
+        Returns
+        -------
+        dict
+            ``mle_exists`` (bool; when False the optimiser's point is not an estimate and
+            must not be reported), ``warnings`` (list of str) and further diagnostics
+            (JSON-able). The base class has nothing to check.
+        """
+        return {"mle_exists": True, "warnings": []}
+
     # ----------------------------------------------------------------- shared
     @property
     def label(self) -> str:

@@ -22,7 +22,9 @@ from bayesrank.frameworks.base import OBSERVED, Framework
 #: Thresholds of a trustworthy posterior (Vehtari et al. 2021).
 RHAT_MAX, ESS_MIN = 1.01, 400
 
-SAMPLERS = ("nutpie", "pymc", "numpyro", "blackjax")
+#: NUTS implementations. blackjax is left out: blackjax 1.7 does not run under PyMC 6.4's
+#: integration (its kernel rejects PyMC's ``progress_bar`` argument).
+SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 
 def fit_nuts(
@@ -51,9 +53,9 @@ def fit_nuts(
     random_seed : int, optional
     target_accept : float
         NUTS target acceptance rate (raise towards 0.99 on divergences).
-    sampler : {"nutpie", "pymc", "numpyro", "blackjax"}, optional
-        NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro`` and
-        ``blackjax`` run on JAX (CPU or GPU) and need ``pip install bayesrank[jax]``.
+    sampler : {"nutpie", "pymc", "numpyro"}, optional
+        NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
+        runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``.
     progressbar : bool
 
     Returns
@@ -66,6 +68,11 @@ def fit_nuts(
 
     if sampler is not None and sampler not in SAMPLERS:
         raise ModelSpecError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}.")
+    if sampler is None:  # PyMC's own default: nutpie when installed
+        from importlib.util import find_spec
+
+        sampler = "nutpie" if find_spec("nutpie") else "pymc"
+    _check_sampler_installed(sampler)
     if draws < 1 or tune < 0 or chains < 1:
         raise ModelSpecError("draws and chains must be positive and tune non-negative.")
     prepared = framework.prepare(data)
@@ -90,9 +97,23 @@ def fit_nuts(
     seconds = time.perf_counter() - t0
     diagnostics = sampling_diagnostics(tree, framework.reported())
     diagnostics["seconds"] = seconds
-    diagnostics["sampler"] = sampler or "default (nutpie if installed)"
+    diagnostics["sampler"] = sampler
     notes += sampling_warnings(diagnostics)
     return Fit.from_nuts(framework, data, prepared, tree=tree, diagnostics=diagnostics, warnings=notes)
+
+
+def _check_sampler_installed(sampler: str | None) -> None:
+    """Fail early, in words, when the chosen NUTS implementation is not installed."""
+    from importlib.util import find_spec
+
+    needs = {"nutpie": ["nutpie"], "numpyro": ["jax", "numpyro"]}
+    missing = [pkg for pkg in needs.get(sampler, []) if find_spec(pkg) is None]
+    if missing:
+        extra = "jax" if sampler == "numpyro" else sampler
+        raise ModelSpecError(
+            f"sampler {sampler!r} needs {', '.join(missing)}, which is not installed: "
+            f"pip install 'bayesrank[{extra}]' (or choose sampler='pymc')."
+        )
 
 
 def sampling_diagnostics(tree, var_names) -> dict:
