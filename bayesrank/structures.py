@@ -38,15 +38,34 @@ def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
     return np.sqrt(2.0 / m) * np.cos(np.pi / (4 * m) * (2 * i - 1) * (2 * j - 1))
 
 
-def zero_sum_scores(name: str, dims: str, prior: str, sigma: float):
+def zero_sum_scores(name: str, dims: str, prior: str, sigma: float, initval=None):
     """Scores that sum to zero by construction.
 
     ``prior="flat"`` puts a flat density on the m − 1 free coordinates (MAP = MLE);
-    ``prior="weak"`` is ``ZeroSumNormal(sigma)``.
+    ``prior="weak"`` is ``ZeroSumNormal(sigma)``. ``initval`` (zero-sum) is the start of MAP
+    and of the NUTS chains.
     """
+    kw = {} if initval is None else {"initval": np.asarray(initval, dtype=float)}
     if prior == "flat":
-        return pm.Flat(name, dims=dims, transform=ZeroSumTransform([-1]))
-    return pm.ZeroSumNormal(name, sigma=sigma, dims=dims)
+        return pm.Flat(name, dims=dims, transform=ZeroSumTransform([-1]), **kw)
+    return pm.ZeroSumNormal(name, sigma=sigma, dims=dims, **kw)
+
+
+def empirical_scores(data) -> np.ndarray:
+    """Centred logits of each item's (wins + ties/2)/comparisons: a start for the scores.
+
+    (leaderbot starts its covariance models from the centred rates themselves.) Needed by the
+    Thurstonian models: at μ = 0 every z_ab is 0 whatever Σ, so the curvature in the
+    covariance coordinates vanishes there and a diagonal preconditioner built at the start
+    would be degenerate.
+    """
+    m = data.n_items
+    half = data.ties / 2
+    won = np.bincount(data.a, data.wins_a + half, m) + np.bincount(data.b, data.wins_b + half, m)
+    n = np.bincount(data.a, data.totals, m) + np.bincount(data.b, data.totals, m)
+    rate = np.clip((won + 0.5) / (n + 1.0), 0.02, 0.98)
+    x = np.log(rate / (1 - rate))
+    return x - x.mean()
 
 
 def free_real(name: str, prior: str, sigma: float, mu: float = 0.0, **kwargs):

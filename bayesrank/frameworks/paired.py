@@ -37,6 +37,7 @@ import pytensor.tensor as pt
 
 from bayesrank.links import log_probs
 from bayesrank.structures import (
+    empirical_scores,
     factored_threshold,
     free_real,
     n_covariance,
@@ -71,7 +72,7 @@ def _scores(k_cov, data, prior, priors):
     if k_cov is None:
         return zero_sum_scores("score", "item", prior, priors.score)
     c = (2.0 / (data.n_items - 1)) ** 0.5
-    raw = zero_sum_scores("score_std", "item", prior, priors.score)
+    raw = zero_sum_scores("score_std", "item", prior, priors.score, initval=empirical_scores(data))
     return pm.Deterministic("score", c * raw, dims="item")
 
 

@@ -123,6 +123,10 @@ class CompiledModel:
         compiled model (any positive scaling is valid; this one equalises the curvature)."""
         if getattr(self, "_scale", None) is None:
             info = -np.diag(self.hessian(self.x0)) / n
+            # |.|: the Thurstonian covariance coordinates have negative curvature at the start
+            # (the likelihood is not concave there); clipping those to 1e-8 gave 1e4-times
+            # too large steps and an immediate line-search failure
+            info = np.abs(info)
             self._scale = np.sqrt(np.clip(info, 1e-8, None)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
         return self._scale
 
