@@ -1,8 +1,14 @@
-"""Command line: ``bayesrank fit | datasets | demo``.
+"""Command line: ``bayesrank fit | evaluate | datasets | demo``.
 
 ``bayesrank fit DATA --model {bt,rao-kupper,davidson,judge-aware,btl} [--ties half|drop|davidson]
 [--position-bias] [--information observed|expected] [--k-tie K] [--tie-intercept] [--method map|nuts] [--draws N --tune N --chains N --seed S]
-[--format table|json|csv] [--out DIR]``
+[--k-cov K] [--format table|json|csv] [--out DIR]``
+
+``bayesrank evaluate DATA --model ... [--ties ...] [--k-tie K] [--k-cov K] [--split 0.9 --seed 20]
+[--format table|json|csv]`` prints the leaderbot paper's goodness-of-fit metrics on the
+training data (no ``--split``: NLL, cross-entropies, weighted count RMSEs, KLD, JSD, AIC, BIC)
+or, with ``--split F``, fits on a random fraction F of the cells and prints the same metrics
+on the held-out cells (``--split 0.9 --seed 20`` is the paper's 3109 / 346 arena split).
 
 ``--format json`` prints one JSON object (the stable contract other tools rely on):
 ``framework, method, n_items, n_comparisons, n_cells, nll, loglik, n_params, converged,
@@ -49,12 +55,32 @@ def build_parser() -> argparse.ArgumentParser:
                      help="MAP intervals from the observed or expected information (default: the model's)")
     fit.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold (0: one global threshold)")
     fit.add_argument("--tie-intercept", action="store_true", help="add a global intercept to the factored ties (nested model)")
+    fit.add_argument("--k-cov", type=int, default=None,
+                     help="bt / rao-kupper / davidson: Thurstonian covariance, 0 for diagonal, K for diagonal + rank K")
     fit.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
     fit.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
     _add_inference_args(fit)
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
     fit.add_argument("--out", type=Path, default=None, help="directory for fit.nc, summary.json and leaderboard.csv")
+
+    ev = sub.add_parser("evaluate", help="goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)")
+    ev.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
+    ev.add_argument("--model", required=True, choices=MODELS)
+    ev.add_argument("--ties", default=None, help="tie handling (as for 'fit')")
+    ev.add_argument("--position-bias", action="store_true", help="judge-aware / btl: position intercept")
+    ev.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold")
+    ev.add_argument("--tie-intercept", action="store_true", help="global intercept for the factored ties")
+    ev.add_argument("--k-cov", type=int, default=None, help="Thurstonian covariance rank (0: diagonal)")
+    ev.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    ev.add_argument("--data-format", default=None, help="override file format detection")
+    ev.add_argument("--split", type=float, default=None,
+                    help="fraction of the cells to train on; the metrics are then on the rest (paper: 0.9)")
+    ev.add_argument("--seed", type=int, default=20, help="seed of the split (paper: 20)")
+    ev.add_argument("--leaderbot-compat", action="store_true",
+                    help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
+    ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    ev.set_defaults(information=None)
 
     sub.add_parser("datasets", help="list the bundled datasets")
 
@@ -82,7 +108,10 @@ def framework_from_args(args):
     from bayesrank.frameworks import BTL, BradleyTerry, Davidson, JudgeAware, RaoKupper
 
     # judge-aware branch: the judge-aware BTL and its pooled baseline
+    k_cov = getattr(args, "k_cov", None)
     if args.model in ("judge-aware", "btl"):
+        if k_cov is not None:
+            raise BayesrankError(f"--k-cov applies to bt, rao-kupper and davidson, not {args.model}.")
         if args.k_tie or args.tie_intercept:
             raise BayesrankError(f"--k-tie and --tie-intercept apply to rao-kupper and davidson, not {args.model}.")
         cls = JudgeAware if args.model == "judge-aware" else BTL
@@ -92,11 +121,11 @@ def framework_from_args(args):
     if args.model == "bt":
         if args.k_tie or args.tie_intercept:
             raise BayesrankError("--k-tie and --tie-intercept apply to rao-kupper and davidson, not bt.")
-        return BradleyTerry(ties=args.ties or "half")
+        return BradleyTerry(ties=args.ties or "half", k_cov=k_cov)
     if args.ties not in (None, "half"):
         raise BayesrankError(f"--ties {args.ties} applies to bt only; {args.model} models ties itself.")
     cls = RaoKupper if args.model == "rao-kupper" else Davidson
-    return cls(k_tie=args.k_tie, tie_intercept=args.tie_intercept)
+    return cls(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov)
 
 
 def _fit(args, framework, data):
@@ -123,6 +152,49 @@ def cmd_fit(args) -> int:
         fit.leaderboard().to_csv(sys.stdout, index=False)
     else:
         print(render_table(fit, args.top))
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from bayesrank.data import load
+    from bayesrank.evaluate import goodness_of_fit, information_criteria
+    from bayesrank.results import _plain
+
+    data = load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties)
+    framework = framework_from_args(args)
+    if args.split is None:
+        kind = "goodness_of_fit"
+        fit = framework.fit(data, method="map")
+        metrics = {**goodness_of_fit(fit, leaderbot_compat=args.leaderbot_compat), **information_criteria(fit)}
+    else:
+        if not 0 < args.split < 1:
+            raise BayesrankError(f"--split must be a fraction in (0, 1), got {args.split}.")
+        kind = "generalization"
+        train, test = data.split(1 - args.split, seed=args.seed)
+        fit = framework.fit(train, method="map")
+        metrics = {**goodness_of_fit(fit, test, leaderbot_compat=args.leaderbot_compat), "train_nll": fit.nll,
+                   "n_train_cells": train.n_cells, "n_test_cells": test.n_cells}
+    out = _plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
+                  "method": fit.method, "evaluation": kind, "split": args.split, "seed": args.seed,
+                  "n_params": fit.n_params, "converged": fit.converged, "nll": fit.nll,
+                  "metrics": metrics, "warnings": fit.warnings})
+    if args.format == "json":
+        print(json.dumps(out))
+    elif args.format == "csv":
+        import pandas as pd
+
+        row = {"model": framework.label, "evaluation": kind, "converged": fit.converged, **metrics}
+        pd.DataFrame([row]).to_csv(sys.stdout, index=False)
+    else:
+        where = ("training data" if kind == "goodness_of_fit" else
+                 f"{metrics['n_test_cells']} held-out cells (trained on {metrics['n_train_cells']}, seed {args.seed})")
+        lines = [f"{framework.label} by MAP, {fit.n_params} free parameters, "
+                 f"{'converged' if fit.converged else 'NOT CONVERGED'}; metrics on the {where}",
+                 "RMSE in counts per cell (weighted by n_ij/n); KLD and JSD x 100 (mean over cells)", ""]
+        for k, v in metrics.items():
+            lines.append(f"  {k:<14} {v:.6g}" if isinstance(v, float) else f"  {k:<14} {v}")
+        lines += [f"warning: {w}" for w in fit.warnings]
+        print("\n".join(lines))
     return 0
 
 
@@ -214,7 +286,7 @@ def cmd_demo(args) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "datasets": cmd_datasets, "demo": cmd_demo}
+COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "datasets": cmd_datasets, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:

@@ -41,7 +41,8 @@ METRICS = ("rmse_win", "rmse_loss", "rmse_tie", "rmse_all", "kld", "jsd")
 
 
 # ------------------------------------------------------------------------------ core metrics
-def gof_metrics(counts: np.ndarray, probs: np.ndarray, ties: bool = True) -> dict[str, float]:
+def gof_metrics(counts: np.ndarray, probs: np.ndarray, ties: bool = True,
+                keep_empty: bool = False) -> dict[str, float]:
     """Paper goodness-of-fit metrics from observed counts and predicted probabilities.
 
     Parameters
@@ -53,6 +54,9 @@ def gof_metrics(counts: np.ndarray, probs: np.ndarray, ties: bool = True) -> dic
         ``(n_cells, 3)`` predicted probabilities.
     ties : bool
         Three outcome classes (tie models) or two (Bradley–Terry).
+    keep_empty : bool
+        Keep cells without comparisons in the KLD / JSD means (leaderbot does: they add 0 to
+        the KLD and ½·log 2 to the JSD); default: drop them.
 
     Returns
     -------
@@ -67,11 +71,11 @@ def gof_metrics(counts: np.ndarray, probs: np.ndarray, ties: bool = True) -> dic
     if not ties:
         p = p / p.sum(axis=1, keepdims=True)
     n = obs.sum(axis=1)
-    keep = n > 0
+    keep = np.ones_like(n, dtype=bool) if keep_empty else n > 0
     obs, p, n = obs[keep], p[keep], n[keep]
     weight = n / n.sum()
     e2 = (weight[:, None] * (obs - n[:, None] * p) ** 2).sum(axis=0)
-    emp = obs / n[:, None]
+    emp = obs / np.where(n > 0, n, 1.0)[:, None]
     kld = _kl(emp, p).mean()
     mix = (emp + p) / 2
     jsd = (0.5 * (_kl(emp, mix) + _kl(p, mix))).mean()
@@ -137,8 +141,21 @@ def predict_log_probs(fit, data: Comparisons | None = None) -> tuple[Comparisons
         return cells, np.log(probs)
 
 
-def goodness_of_fit(fit, data: Comparisons | None = None) -> dict[str, float]:
+def goodness_of_fit(fit, data: Comparisons | None = None, leaderbot_compat: bool = False) -> dict[str, float]:
     """Paper Table D.2 metrics of a fit on its training cells (or on ``data``; Table D.3).
+
+    Parameters
+    ----------
+    fit : Fit
+    data : Comparisons, optional
+        Cells to evaluate on (default: the fit's own).
+    leaderbot_compat : bool
+        Reproduce two quirks of leaderbot 0.4.3's ``evaluate`` that the paper's Bradley–Terry
+        rows carry: its count table is integer, so ``y[:, 0] + 0.5 * y[:, 2]`` written back
+        into it *floors* the half-ties (w + t/2 → ⌊w + t/2⌋, in the RMSE, KLD and JSD), and
+        pairs left without comparisons when ties are dropped stay in the KLD / JSD means.
+        Only Bradley–Terry fits are affected (with it, model 1's KLD / JSD ×10² are the
+        paper's 1.49 / 0.44 instead of the exact 1.37 / 0.38 for half-ties).
 
     Returns
     -------
@@ -146,14 +163,39 @@ def goodness_of_fit(fit, data: Comparisons | None = None) -> dict[str, float]:
         :func:`gof_metrics` plus ``nll`` (per comparison, on the evaluated cells) and the
         cross-entropies ``h_win, h_loss, h_tie``.
     """
+    ties = _has_ties(fit.framework)
+    if leaderbot_compat and not ties:
+        return _gof_leaderbot_bt(fit, data)
     cells, lp = predict_log_probs(fit, data)
     counts = cells.counts()
-    out = gof_metrics(counts, np.exp(lp), ties=_has_ties(fit.framework))
+    out = gof_metrics(counts, np.exp(lp), ties=ties)
     with np.errstate(invalid="ignore"):
         terms = np.where(counts > 0, counts * lp, 0.0).sum(axis=0)
     n = counts.sum()
     out.update({"h_win": float(-terms[0] / n), "h_loss": float(-terms[1] / n),
                 "h_tie": float(-terms[2] / n) if _has_ties(fit.framework) else float("nan"),
+                "nll": float(-terms.sum() / n)})
+    return out
+
+
+def _gof_leaderbot_bt(fit, data):
+    """Bradley–Terry metrics with leaderbot's floored half-ties and empty pairs kept."""
+    from dataclasses import replace
+
+    raw = fit.data if data is None else data
+    bt_half = replace(fit.framework, ties="half")  # keeps every cell; probabilities do not depend on ties
+    shadow = type(fit)(bt_half, fit.data, bt_half.prepare(fit.data), fit.method, fit.tree, [], {})
+    cells, lp = predict_log_probs(shadow, raw)
+    w, l, t = raw.wins_a, raw.wins_b, raw.ties
+    if fit.framework.ties == "half":
+        counts = np.column_stack([np.floor(w + t / 2), np.floor(l + t / 2), 0 * t])
+    else:
+        counts = np.column_stack([w, l, 0 * t])
+    out = gof_metrics(counts, np.exp(lp), ties=False, keep_empty=True)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(counts > 0, counts * lp, 0.0).sum(axis=0)
+    n = counts.sum()
+    out.update({"h_win": float(-terms[0] / n), "h_loss": float(-terms[1] / n), "h_tie": float("nan"),
                 "nll": float(-terms.sum() / n)})
     return out
 

@@ -1,0 +1,88 @@
+"""Pictures of tiers, maps and rankings. Every function returns a ``matplotlib.figure.Figure``
+(built without pyplot, so nothing is shown or kept in global state); save it with
+``fig.savefig(path)``. The data come from :mod:`bayesrank.tiers`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+
+def _fig(width=8.0, height=6.0, projection=None):
+    fig = Figure(figsize=(width, height), layout="constrained")
+    ax = fig.add_subplot(projection=projection)
+    return fig, ax
+
+
+def plot_dendrogram(tier_table: pd.DataFrame, color_threshold: float | None = None) -> Figure:
+    """Dendrogram of :func:`bayesrank.tiers.tiers` (paper Fig. C.2), leaves labelled
+    ``rank. name`` and coloured by cluster below ``color_threshold`` (default: the cut that
+    gives the table's tiers)."""
+    from scipy.cluster.hierarchy import dendrogram
+
+    Z = tier_table.attrs["linkage"]
+    labels = [f"{r}. {n}" for r, n in zip(tier_table["rank"], tier_table["name"])]
+    if color_threshold is None:
+        k = int(tier_table["tier"].max())
+        color_threshold = Z[-(k - 1), 2] if k > 1 else Z[-1, 2] + 1
+    fig, ax = _fig(8, max(4, 0.16 * len(labels)))
+    dendrogram(Z, labels=labels, orientation="left", color_threshold=color_threshold, ax=ax,
+               leaf_font_size=7)
+    ax.set_xlabel("|z| (complete linkage)" if tier_table.attrs.get("by") == "z"
+                  else "|P(a > b) − P(b > a)| (complete linkage)")
+    ax.set_title("Performance tiers")
+    return fig
+
+
+def plot_map(coords: pd.DataFrame, top: int | None = 40, dims: tuple[int, int] = (1, 2),
+             label: bool = True) -> Figure:
+    """Scatter of :func:`bayesrank.tiers.kernel_pca` or :func:`~bayesrank.tiers.mds`
+    coordinates of the top competitors; colour and size ∝ score."""
+    cols = [c for c in coords.columns if c[:2] in ("pc", "di")]
+    x, y = cols[dims[0] - 1], cols[dims[1] - 1]
+    data = coords.head(top) if top else coords
+    fig, ax = _fig(7, 6)
+    s = data["score"].to_numpy()
+    size = 20 + 180 * (s - s.min()) / (np.ptp(s) or 1)
+    sc = ax.scatter(data[x], data[y], c=s, s=size, cmap="viridis", edgecolor="k", linewidth=0.3)
+    if label:
+        for _, row in data.iterrows():
+            ax.annotate(f"{row['rank']}", (row[x], row[y]), fontsize=7, xytext=(2, 2), textcoords="offset points")
+    fig.colorbar(sc, ax=ax, label="score")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    return fig
+
+
+def plot_bump(ranks: pd.DataFrame, top: int = 20) -> Figure:
+    """Bump chart (paper Fig. E.2): ranks of the first fit's ``top`` items across fits
+    (columns of :func:`bayesrank.tiers.rank_table`)."""
+    data = ranks.head(top)
+    fig, ax = _fig(max(6, 1.1 * ranks.shape[1] + 3), max(4, 0.3 * top))
+    xs = np.arange(ranks.shape[1])
+    for name, row in data.iterrows():
+        ax.plot(xs, row.to_numpy(), marker="o", linewidth=1.2, markersize=4)
+        ax.annotate(str(name), (xs[-1], row.iloc[-1]), xytext=(4, 0), textcoords="offset points",
+                    fontsize=7, va="center")
+        ax.annotate(str(name), (xs[0], row.iloc[0]), xytext=(-4, 0), textcoords="offset points",
+                    fontsize=7, va="center", ha="right")
+    ax.set_xticks(xs, [str(c) for c in ranks.columns], rotation=45, ha="right")
+    ax.invert_yaxis()
+    ax.set_ylabel("rank")
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    return fig
+
+
+def plot_kendall(tau: pd.DataFrame, order: list | None = None) -> Figure:
+    """Heat map of Kendall τ-b between fits (paper Fig. E.3), optionally reordered (e.g. by
+    :func:`bayesrank.tiers.cluster_fits`)."""
+    if order is not None:
+        tau = tau.loc[order, order]
+    fig, ax = _fig(0.3 * len(tau) + 3, 0.3 * len(tau) + 2.5)
+    im = ax.imshow(tau.to_numpy(), cmap="viridis", vmin=np.nanmin(tau.to_numpy()), vmax=1)
+    ax.set_xticks(range(len(tau)), [str(c) for c in tau.columns], rotation=90, fontsize=7)
+    ax.set_yticks(range(len(tau)), [str(c) for c in tau.index], fontsize=7)
+    fig.colorbar(im, ax=ax, label="Kendall τ-b")
+    return fig
