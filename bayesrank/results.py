@@ -267,7 +267,9 @@ class Fit:
             table["loss_rate"] = observed["losses"].to_numpy() / n
         table = table.join(self.predicted_rates().reset_index(drop=True))
         table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
-        table.insert(0, "rank", np.arange(1, len(table) + 1))
+        rank = pd.array(np.arange(1, len(table) + 1), dtype="Int64")
+        rank[table["score"].isna().to_numpy()] = pd.NA  # no estimate, no rank
+        table.insert(0, "rank", rank)
         return table
 
     def predicted_rates(self) -> pd.DataFrame:
