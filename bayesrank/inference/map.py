@@ -100,7 +100,7 @@ def _fit_map(framework, data, *, maxiter, n_draws, random_seed, init, informatio
             x0 * scale,
             jac=True,
             method="L-BFGS-B",
-            options={"maxiter": maxiter, "maxcor": 30, "gtol": 1e-12, "ftol": 1e-15},
+            options={"maxiter": maxiter, "maxcor": 30, "gtol": 1e-10, "ftol": 1e-15},
         )
     result.x = result.x / scale
     theta = result.x
