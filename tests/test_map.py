@@ -175,3 +175,20 @@ def test_preconditioned_optimiser_needs_few_iterations(arena):
     """Deterministic guard on the optimiser's path (not a timing): ~95 iterations, not ~800+."""
     fit = br.Davidson(k_tie=1).fit(arena)
     assert fit.diagnostics["iterations"] < 300
+
+
+def test_mle_that_does_not_exist_reports_no_estimates():
+    """Ford's condition: {a, b} never lose to {c, d}; every item wins and loses somewhere."""
+    names = np.array(["a", "b", "c", "d"], dtype=object)
+    a, b = names[[0, 2, 0, 1]], names[[1, 3, 2, 3]]
+    data = br.Comparisons.from_cells(a, b, [5, 5, 4, 6], [5, 5, 0, 0])
+    fit = br.BradleyTerry(ties="drop").fit(data)
+    assert fit.diagnostics["mle_exists"] is False and not fit.converged
+    text = " ".join(fit.warnings)
+    assert "does not exist" in text and "{a, b} > {c, d}" in text
+    assert fit.scores().isna().all()
+    assert fit.leaderboard()["rank"].isna().all()
+    assert fit.to_json()["mle_exists"] is False
+    # a tie between the groups links them both ways: the Davidson MLE exists
+    tied = br.Comparisons.from_cells(a, b, [5, 5, 4, 6], [5, 5, 0, 0], [1, 1, 1, 1])
+    assert br.Davidson().fit(tied).diagnostics["mle_exists"] is True
