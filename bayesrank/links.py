@@ -52,8 +52,7 @@ def log_probs(link: str, d, h=None):
         tie = 2 * eta + pt.log1mexp(-2 * eta) + win_a + win_b
     elif link == "davidson":
         half = d / 2
-        # log(e^{d/2} + e^{-d/2} + e^h), elementwise so PyTensor fuses it into one loop
-        norm = pt.logaddexp(pt.abs(half) + pt.log1p(pt.exp(-2 * pt.abs(half))), h)
+        norm = pt.logsumexp(pt.stack(pt.broadcast_arrays(half, -half, h), axis=-1), axis=-1)
         win_a, win_b, tie = half - norm, -half - norm, h - norm
     else:
         raise ValueError(f"unknown link {link!r}; expected one of {LINKS}")

@@ -267,7 +267,9 @@ class Fit:
             table["loss_rate"] = observed["losses"].to_numpy() / n
         table = table.join(self.predicted_rates().reset_index(drop=True))
         table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
-        table.insert(0, "rank", np.arange(1, len(table) + 1))
+        rank = pd.array(np.arange(1, len(table) + 1), dtype="Int64")
+        rank[table["score"].isna().to_numpy()] = pd.NA  # no estimate, no rank
+        table.insert(0, "rank", rank)
         return table
 
     def predicted_rates(self) -> pd.DataFrame:
@@ -331,6 +333,34 @@ class Fit:
             for k, (e, s) in enumerate(zip(est, se)):
                 rows.append({"parameter": name, "index": k, "estimate": e, "se": s})
         return pd.DataFrame(rows, columns=["parameter", "index", "estimate", "se"])
+
+    def judges(self, level: float = 0.95) -> pd.DataFrame:
+        """Judge discriminations γ_k (judge-aware frameworks).
+
+        Returns ``name, gamma, se, lower, upper, lower_log, upper_log``: MAP — the delta-method
+        Wald interval of γ and the log-scale interval exp(log γ̂ ± z·se(log γ̂)); NUTS — posterior
+        mean, sd and the equal-tailed interval (both interval columns equal).
+        """
+        if "gamma" not in self.framework.reported():
+            from bayesrank.errors import BayesrankError
+
+            raise BayesrankError(f"{self.framework.label} has no judge discriminations.")
+        names = list(self.model_data.judges)
+        alpha = (1 - level) / 2
+        if self.method == "map":
+            m = self.tree["map"]
+            gamma, se = m["gamma"].values, m["gamma_se"].values
+            log_gamma, log_se = m["log_gamma"].values, m["log_gamma_se"].values
+            z = norm.ppf(1 - alpha)
+            lower, upper = gamma - z * se, gamma + z * se
+            lower_log, upper_log = np.exp(log_gamma - z * log_se), np.exp(log_gamma + z * log_se)
+        else:
+            g = self.tree["posterior"]["gamma"].values.reshape(-1, len(names))
+            gamma, se = g.mean(axis=0), g.std(axis=0, ddof=1)
+            lower, upper = np.quantile(g, alpha, axis=0), np.quantile(g, 1 - alpha, axis=0)
+            lower_log, upper_log = lower, upper
+        return pd.DataFrame({"name": names, "gamma": gamma, "se": se, "lower": lower, "upper": upper,
+                             "lower_log": lower_log, "upper_log": upper_log})
 
     # ================================================================ prediction
     @cached_property
@@ -438,6 +468,7 @@ class Fit:
             "cross_entropy": ce,
             "n_params": self.n_params,
             "converged": self.converged,
+            "mle_exists": bool(self.diagnostics.get("mle_exists", True)) if self.method == "map" else None,
             "diagnostics": self.diagnostics,
             "warnings": self.warnings,
         }
@@ -447,7 +478,10 @@ class Fit:
         board = self.leaderboard(level)
         cols = ["name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper"]
         items = [{k: _plain(v) for k, v in row.items()} for row in board[cols].to_dict("records")]
-        return _plain({**self.summary(), "items": items})
+        out = {**self.summary(), "items": items}
+        if "gamma" in self.framework.reported():
+            out["judges"] = self.judges(level).to_dict("records")
+        return _plain(out)
 
     def __repr__(self) -> str:
         state = "converged" if self.converged else "NOT converged"

@@ -1,6 +1,8 @@
 """The CLI contract: JSON fields, formats, outputs, and one-line errors with exit code 2."""
 
 import json
+
+import numpy as np
 import subprocess
 import sys
 
@@ -89,3 +91,16 @@ def test_datasets_lists_bundled_sets(capsys):
     assert code == 0
     assert "arena-2024: 129 items" in out and "1,374,996 comparisons" in out
     assert "mtbench-judges" in out
+
+
+def test_judge_aware_json_adds_judges_and_mle_exists(capsys):
+    code, out, err = run(capsys, "fit", "mtbench-judges", "--model", "judge-aware", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["mle_exists"] is True
+    assert len(res["judges"]) == 20
+    judge = res["judges"][0]
+    assert {"name", "gamma", "se", "lower", "upper"} <= set(judge)
+    assert judge["lower"] < judge["gamma"] < judge["upper"]
+    log_gamma = np.log([j["gamma"] for j in res["judges"]])
+    assert abs(log_gamma.sum()) < 1e-8

@@ -154,3 +154,41 @@ def test_predict_with_wald_intervals_for_any_pair(arena):
     np.testing.assert_allclose(p[0], cell_p, rtol=1e-10)
     with pytest.raises(br.BayesrankError, match="unknown item"):
         fit.predict("gpt-5", "llama-13b")
+
+
+@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.RaoKupper(k_tie=1), br.Davidson(k_tie=1, tie_intercept=True)],
+                         ids=lambda f: f.label)
+def test_exact_hessian_matches_finite_differences_even_at_zero_scores(framework):
+    """The Hessian is exact everywhere, including the all-zero start where |d| has a kink if
+    a link is written with abs(); the MAP preconditioner is taken there."""
+    from bayesrank.inference.compiled import central_jacobian, compiled_model
+
+    rng = np.random.default_rng(7)
+    data = simulate_counts(np.array([-0.5, 0.0, 0.2, 0.6]), 80, rng, eta=-0.4)
+    compiled = compiled_model(framework, framework.prepare(data))
+    for theta in (compiled.x0, compiled.x0 + 0.1):
+        numeric = central_jacobian(lambda t: compiled.logp_dlogp(t)[1], theta, step=1e-5)
+        np.testing.assert_allclose(compiled.hessian(theta), numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_preconditioned_optimiser_needs_few_iterations(arena):
+    """Deterministic guard on the optimiser's path (not a timing): ~95 iterations, not ~800+."""
+    fit = br.Davidson(k_tie=1).fit(arena)
+    assert fit.diagnostics["iterations"] < 300
+
+
+def test_mle_that_does_not_exist_reports_no_estimates():
+    """Ford's condition: {a, b} never lose to {c, d}; every item wins and loses somewhere."""
+    names = np.array(["a", "b", "c", "d"], dtype=object)
+    a, b = names[[0, 2, 0, 1]], names[[1, 3, 2, 3]]
+    data = br.Comparisons.from_cells(a, b, [5, 5, 4, 6], [5, 5, 0, 0])
+    fit = br.BradleyTerry(ties="drop").fit(data)
+    assert fit.diagnostics["mle_exists"] is False and not fit.converged
+    text = " ".join(fit.warnings)
+    assert "does not exist" in text and "{a, b} > {c, d}" in text
+    assert fit.scores().isna().all()
+    assert fit.leaderboard()["rank"].isna().all()
+    assert fit.to_json()["mle_exists"] is False
+    # a tie between the groups links them both ways: the Davidson MLE exists
+    tied = br.Comparisons.from_cells(a, b, [5, 5, 4, 6], [5, 5, 0, 0], [1, 1, 1, 1])
+    assert br.Davidson().fit(tied).diagnostics["mle_exists"] is True

@@ -6,6 +6,8 @@ raises them as :class:`~bayesrank.errors.StatisticalWarning`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from bayesrank.data.comparisons import Comparisons
 
 #: Items listed per component before the list is shortened.
@@ -68,3 +70,31 @@ def _never_win_or_lose(data: Comparisons) -> list[str]:
                 "score is minus infinity; use a prior (method='nuts') or add data"
             )
     return out
+
+
+def separated_groups(data: Comparisons) -> list[list[str]]:
+    """Strongly connected components of the "beat or tied" graph, best group first.
+
+    An edge a → b means a beat or tied b at least once. Ford (1957): the Bradley–Terry MLE
+    exists iff this graph is strongly connected (one component); otherwise the groups can be
+    ordered so that no group ever loses to a later one, and the MLE diverges. A tie counts
+    both ways because tie models penalise large score gaps between tied items.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    m = data.n_items
+    ab = (data.wins_a > 0) | (data.ties > 0)
+    ba = (data.wins_b > 0) | (data.ties > 0)
+    rows = np.concatenate([data.a[ab], data.b[ba]])
+    cols = np.concatenate([data.b[ab], data.a[ba]])
+    graph = coo_matrix((np.ones(rows.size), (rows, cols)), shape=(m, m)).tocsr()
+    n, labels = connected_components(graph, directed=True, connection="strong")
+    if n == 1:
+        return [list(data.items)]
+    # order the groups: a group that is reached by no other group comes first
+    beats = np.zeros((n, n), dtype=bool)
+    beats[labels[rows], labels[cols]] = True
+    np.fill_diagonal(beats, False)
+    order = sorted(range(n), key=lambda g: (beats[:, g].sum(), -beats[g].sum()))
+    return [[data.items[k] for k in np.flatnonzero(labels == g)] for g in order]

@@ -194,9 +194,13 @@ class Comparisons:
             remap[present] = np.arange(present.size)
             cells = cells.assign(a=remap[cells["a"]], b=remap[cells["b"]])
             items = tuple(items[k] for k in present)
-        cells = cells.reset_index(drop=True)
+        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, notes, source)
+
+    @classmethod
+    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, dropped, source) -> Comparisons:
+        """Build from an aggregated cell DataFrame (columns a, b, counts, optional judge/first)."""
         return cls(
-            items=items,
+            items=tuple(items),
             a=cells["a"].to_numpy(np.int64),
             b=cells["b"].to_numpy(np.int64),
             wins_a=cells["wins_a"].to_numpy(float),
@@ -206,7 +210,7 @@ class Comparisons:
             judges=judges,
             judge=cells["judge"].to_numpy(np.int64) if "judge" in cells else None,
             first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
-            dropped=notes,
+            dropped=dropped,
             source=source,
         )
 
@@ -256,17 +260,7 @@ class Comparisons:
             }
         )
         cells = frame.groupby(["a", "b"], sort=True, as_index=False).sum()
-        return Comparisons(
-            items=self.items,
-            a=cells["a"].to_numpy(np.int64),
-            b=cells["b"].to_numpy(np.int64),
-            wins_a=cells["wins_a"].to_numpy(float),
-            wins_b=cells["wins_b"].to_numpy(float),
-            ties=cells["ties"].to_numpy(float),
-            ties_bothbad=cells["ties_bothbad"].to_numpy(float),
-            dropped=dict(self.dropped),
-            source=self.source,
-        )
+        return self._from_cell_table(cells, self.items, None, dict(self.dropped), self.source)
 
     def subset(self, mask: np.ndarray) -> Comparisons:
         """Cells selected by a boolean mask or index array (items and judges kept)."""

@@ -119,9 +119,34 @@ class Framework:
         dict
             ``mle_exists`` (bool; when False the optimiser's point is not an estimate and
             must not be reported), ``warnings`` (list of str) and further diagnostics
-            (JSON-able). The base class has nothing to check.
+            (JSON-able). The base class checks Ford's condition on the cells the likelihood
+            sees (:func:`bayesrank.data.checks.separated_groups`): the MLE of the scores
+            exists iff every item can be reached from every other by "beat or tied" edges.
         """
-        return {"mle_exists": True, "warnings": []}
+        from bayesrank.data.checks import separated_groups
+
+        if len(prepared.components()) > 1:
+            return {
+                "mle_exists": False,
+                "warnings": [
+                    "scores are not identified across disconnected parts of the comparison graph: "
+                    "no estimates are reported; fit each component separately or add comparisons between them."
+                ],
+            }
+        groups = separated_groups(prepared)
+        if len(groups) <= 1:
+            return {"mle_exists": True, "warnings": []}
+        shown = " > ".join("{" + ", ".join(g[:5]) + (", …" if len(g) > 5 else "") + "}" for g in groups[:4])
+        more = f" > … ({len(groups)} groups)" if len(groups) > 4 else ""
+        return {
+            "mle_exists": False,
+            "warnings": [
+                f"the maximum-likelihood estimate does not exist: the items split into groups that never "
+                f"lose to the groups after them ({shown}{more}), so score gaps between groups grow without "
+                "bound; no estimates are reported. Use method='nuts' (proper priors) or add comparisons "
+                "across the groups."
+            ],
+        }
 
     # ----------------------------------------------------------------- shared
     @property
