@@ -191,7 +191,9 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
         d_raw = pt.exp(u)
         scale = (1.0 - 1.0 / m) * d_raw.sum()
         return pm.Deterministic("cov_diag", d_raw / scale, dims="item"), None
-    t = free_real("cov_t", prior, sigma, dims="item", initval=np.ones(m))
+    # MAP starts at t = 1 (t = 0 is a stationary point of every t_a); NUTS starts jittered
+    # (nutpie cannot take initial values)
+    t = free_real("cov_t", prior, sigma, dims="item", **({"initval": np.ones(m)} if prior == "flat" else {}))
     d_raw = t**2
     L = pt.zeros((m - 1, k))
     L = pt.set_subtensor(L[0, 0], 1.0)

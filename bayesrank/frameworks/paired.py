@@ -72,7 +72,9 @@ def _scores(k_cov, data, prior, priors):
     if k_cov is None:
         return zero_sum_scores("score", "item", prior, priors.score)
     c = (2.0 / (data.n_items - 1)) ** 0.5
-    raw = zero_sum_scores("score_std", "item", prior, priors.score, initval=empirical_scores(data))
+    # MAP starts from the empirical logits (nutpie cannot take initial values: NUTS starts jittered)
+    init = empirical_scores(data) if prior == "flat" else None
+    raw = zero_sum_scores("score_std", "item", prior, priors.score, initval=init)
     return pm.Deterministic("score", c * raw, dims="item")
 
 

@@ -1,0 +1,42 @@
+"""PSIS-LOO per cell and az.compare on NUTS fits; NUTS with a Thurstonian covariance."""
+
+import numpy as np
+import pytest
+
+import bayesrank as br
+from bayesrank.evaluate import compare, loo
+from tests.conftest import simulate_counts
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(21)
+    return simulate_counts(np.array([-0.6, -0.1, 0.2, 0.5]), 300, rng, eta=-0.4)
+
+
+@pytest.fixture(scope="module")
+def posts(small):
+    kw = dict(method="nuts", draws=300, tune=300, chains=2, random_seed=3)
+    return {"davidson": br.Davidson(k_tie=0).fit(small, **kw), "rao-kupper": br.RaoKupper(k_tie=0).fit(small, **kw)}
+
+
+def test_loo_per_cell_and_compare(small, posts):
+    res = loo(posts["davidson"])
+    assert res.n_data_points == small.n_cells
+    assert res.elpd < 0 and np.isfinite(res.se)
+    table = compare(posts)
+    assert set(table.index) == {"davidson", "rao-kupper"}
+    assert "elpd" in table.columns or "elpd_loo" in table.columns
+
+
+def test_nuts_with_covariance_keeps_constraints(small):
+    post = br.BradleyTerry(ties="half", k_cov=1).fit(small, method="nuts", draws=200, tune=300, chains=2,
+                                                     random_seed=4)
+    m = small.n_items
+    d = post.tree["posterior"]["cov_diag"].values.reshape(-1, m)
+    L = post.tree["posterior"]["cov_loading"].values.reshape(-1, m, 1)
+    trace = (1 - 1 / m) * d.sum(axis=1) + (L**2).sum(axis=(1, 2)) - (L.sum(axis=1) ** 2).sum(axis=1) / m
+    np.testing.assert_allclose(trace, 1.0, atol=1e-10)
+    np.testing.assert_allclose(L.sum(axis=1), 0.0, atol=1e-10)
+    s = post.tree["posterior"]["score"].values.reshape(-1, m)
+    np.testing.assert_allclose(s.sum(axis=1), 0.0, atol=1e-10)
