@@ -162,20 +162,21 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
       (= trace(PΣ̃P)), d = d̃/C and Λ = Λ̃/√C give trace(PΣP) = 1 exactly. The raw
       (d̃, Λ̃) → (c d̃, √c Λ̃) is then exactly flat, so one raw degree of freedom is dropped:
 
-      - ``k = 0``: d̃ = exp(u) with u *zero-sum* (geometric mean of d̃ fixed at 1);
+      In both cases d̃_a = t_a² (as leaderbot's d = t²) rather than exp(·): the square keeps
+      d_a = 0 an *interior* point t_a = 0. On arena-2024 the k_cov = 3 maximum likelihood
+      (and the k_cov = 0 one on the 90% training split) has several d_a → 0; with exp the
+      optimiser crawls towards −∞ and the information is singular, with the square the
+      optimum is attained with a finite, non-singular information. Signs of t are discrete
+      symmetries (harmless for MAP; only d is reported and diagnosed for NUTS).
+
+      - ``k = 0``: t = 1 + u with u *zero-sum* (Σ t_a = m fixes the scale);
       - ``k ≥ 1``: L₁₁ = 1 (the first diagonal entry of the positive-diagonal L; any
-        representative can be rescaled to it), and d̃_a = t_a² with t free. The square
-        (as leaderbot's d = t²) rather than exp keeps d_a = 0 an *interior* point t_a = 0:
-        on arena-2024 the k_cov = 3 maximum likelihood has several d_a → 0 (the loadings
-        carry those items' dispersion); with exp the optimiser crawls towards −∞ and the
-        information is singular, with the square the optimum is attained with a finite,
-        non-singular information. The sign of t_a is not identified (t → −t is a discrete
-        symmetry; harmless for MAP, and only d is reported and diagnosed for NUTS).
+        representative can be rescaled to it), t free.
 
       Either way (raw coordinates) ↦ (d, Λ) is a bijection onto {trace(PΣP) = 1} (up to the
       signs of t), so the observed information of MAP is non-singular.
 
-    Free coordinates: k = 0: ``cov_log_d`` (m − 1, zero-sum); k ≥ 1: ``cov_t`` (m),
+    Free coordinates: k = 0: ``cov_t`` (m − 1, zero-sum around 1); k ≥ 1: ``cov_t`` (m),
     ``cov_load_diag`` (k − 1), ``cov_load_off`` ((m − 1)k − k(k + 1)/2). Total
     :func:`n_covariance` = (m − 1)(k + 1) − k(k − 1)/2 in both cases.
 
@@ -187,8 +188,8 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
         Deterministic ``cov_loading`` (dims ``item, cov_factor``), or None when k = 0.
     """
     if k == 0:
-        u = zero_sum_scores("cov_log_d", "item", prior, sigma)
-        d_raw = pt.exp(u)
+        t = 1.0 + zero_sum_scores("cov_t", "item", prior, sigma)
+        d_raw = t**2
         scale = (1.0 - 1.0 / m) * d_raw.sum()
         return pm.Deterministic("cov_diag", d_raw / scale, dims="item"), None
     # MAP starts at t = 1 (t = 0 is a stationary point of every t_a); NUTS starts jittered
