@@ -64,8 +64,11 @@ def fit_map(
         With ``method="map"``; ``fit.converged`` and ``fit.diagnostics["grad_norm"]`` report
         the optimiser's state.
     """
-    # small dense algebra (L-BFGS, Hessian inverse) is slower on several BLAS threads
-    with threadpool_limits(1 if _n_free_hint(framework, data) < 1000 else None):
+    # small dense algebra (L-BFGS, Hessian inverse) is slower on several BLAS threads; above 1000
+    # free coordinates too: Davidson k_tie=20 (2518 free) via the CLI took 97 s wall with the
+    # default BLAS threads vs 21 s with one on a shared 2-core machine (the gradient's small
+    # matrix products dominate, and spinning BLAS threads compete with other processes)
+    with threadpool_limits(1):
         return _fit_map(framework, data, maxiter=maxiter, n_draws=n_draws, random_seed=random_seed, init=init,
                         information_kind=information)
 
