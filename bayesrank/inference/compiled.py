@@ -43,7 +43,7 @@ def compiled_model(framework: Framework, data: Comparisons, prior: str = "flat")
     )
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = CompiledModel(framework.build(data, prior))
+        compiled = CompiledModel(framework.build(data, prior), framework=framework, data=data)
         _CACHE[key] = compiled
     else:
         compiled.set_data(data)
@@ -55,6 +55,8 @@ class CompiledModel:
     """Log-density, gradient, Hessian and reported quantities as functions of θ."""
 
     built: BuiltModel
+    framework: Framework | None = None
+    data: Comparisons | None = None
 
     def __post_init__(self):
         model = self.built.model
@@ -95,6 +97,7 @@ class CompiledModel:
             # per-cell covariate of CovariateComparisons (judge-aware covariate extension)
             "covariate": getattr(data, "covariate", None),
         }
+        self.data = data
         for name in _DATA_NAMES:
             if name in self.model.named_vars and values[name] is not None:
                 shared = self.model[name]
@@ -120,8 +123,40 @@ class CompiledModel:
         return self._scale
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
-        """Hessian of the log-likelihood at θ (exact, by automatic differentiation)."""
+        """Hessian of the log-likelihood at θ (exact).
+
+        Frameworks whose per-cell predictors are linear in sparse natural coordinates
+        (``natural_hessian``: BT / Rao–Kupper / Davidson without covariance) give it as
+        Bᵀ ∇²ℓ_natural B with the constant Jacobian B = ∂natural/∂θ; other frameworks get the
+        automatic-differentiation Hessian.
+        """
+        natural = getattr(self.framework, "natural_hessian", None)
+        if natural is None or self.data is None:
+            return self.autodiff_hessian(theta)
+        fn, names, shapes = self._reported
+        flat = fn(theta)
+        values, start = {}, 0
+        for name, shape in zip(names, shapes):
+            size = int(np.prod(shape)) if shape else 1
+            values[name] = flat[start : start + size].reshape(shape)
+            start += size
+        natural_names, H = natural(self.data, values)
+        B = self._natural_jacobian(natural_names)
+        return B.T @ H @ B
+
+    def autodiff_hessian(self, theta: np.ndarray) -> np.ndarray:
+        """Hessian of the log-likelihood at θ by automatic differentiation (vectorised Jacobian
+        of the gradient)."""
         return self._hessian(theta)
+
+    def _natural_jacobian(self, names) -> np.ndarray:
+        """∂(natural coordinates)/∂θ, constant for the linear parameterisations (cached)."""
+        cache = self.__dict__.setdefault("_natural_jac_cache", {})
+        if names not in cache:
+            _, jac, layout = self.constrained(self.x0)
+            where = {name: sl for name, sl, _ in layout}
+            cache[names] = np.vstack([jac[where[name]] for name in names])
+        return cache[names]
 
     def _in_theta(self, outputs):
         """Rewrite outputs of the model's value variables as outputs of θ."""
