@@ -161,6 +161,8 @@ def test_near_duplicate_judges():
     assert agree["agreement"].between(0, 1).all()
     out = judge_diagnostics(BTL(), load(MTBENCH), records=records)
     assert any("agree on" in w for w in out["warnings"])
+    with pytest.raises(ModelSpecError, match="fit"):  # judge-aware existence checks run inside fit_map
+        judge_diagnostics(JudgeAware(), load(MTBENCH), records=records)
 
 
 # ---------------------------------------------------------------------- degeneracy
