@@ -116,10 +116,15 @@ class CompiledModel:
 
     def preconditioner(self, n: float) -> np.ndarray:
         """Diagonal scaling √diag(information / n) at the initial point, computed once per
-        compiled model (any positive scaling is valid; this one equalises the curvature)."""
+        compiled model (any positive scaling is valid; this one equalises the curvature).
+
+        Coordinates without curvature at the start are left unscaled: the judge-aware log γ
+        has zero information while all scores are 0, and a scale near 0 there made L-BFGS
+        overshoot into the γ_k → 0 boundary (Davidson judge-aware on MT-bench: 12,844
+        iterations to a worse point, falsely reported as a non-existent MLE)."""
         if getattr(self, "_scale", None) is None:
             info = -np.diag(self.hessian(self.x0)) / n
-            self._scale = np.sqrt(np.clip(info, 1e-8, None)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
+            self._scale = np.sqrt(np.where(info > 1e-8, info, 1.0)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
         return self._scale
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
