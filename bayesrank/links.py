@@ -19,7 +19,10 @@ Links
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 
 LINKS = ("bt", "rao-kupper", "davidson")
@@ -71,3 +74,25 @@ def cell_loglik(counts, logp):
     column of zeros meets log P(tie) = −∞).
     """
     return pt.sum(pt.switch(pt.gt(counts, 0), counts * logp, 0.0), axis=-1)
+
+
+@cache
+def _cell_curvature_fn(link: str):
+    d, h = pt.dvector("d"), pt.dvector("h")
+    counts = pt.dmatrix("counts")
+    ll = cell_loglik(counts, log_probs(link, d, h if link != "bt" else None)).sum()
+    # the log-likelihood is a sum of per-cell terms, so the gradient of a summed derivative
+    # is the per-cell second derivative
+    gd = pt.grad(ll, d)
+    outs = [pt.grad(gd.sum(), d)]
+    if link != "bt":
+        gh = pt.grad(ll, h)
+        outs += [pt.grad(gd.sum(), h), pt.grad(gh.sum(), h)]
+    return pytensor.function([d, h, counts], outs, on_unused_input="ignore")
+
+
+def cell_curvature(link: str, d: np.ndarray, h: np.ndarray | None, counts: np.ndarray) -> list[np.ndarray]:
+    """Per-cell second derivatives of the cell log-likelihood: ``[∂²/∂d²]`` for Bradley–Terry,
+    ``[∂²/∂d², ∂²/∂d∂h, ∂²/∂h²]`` for the tie links (exact, by automatic differentiation)."""
+    h = np.zeros_like(d) if h is None else np.broadcast_to(h, d.shape).astype(float)
+    return _cell_curvature_fn(link)(np.asarray(d, float), h, np.asarray(counts, float))

@@ -1,5 +1,8 @@
 """Judge-aware BTL (Xu et al.) and the pooled BTL baseline: paper tables, constraints,
-degeneracy detection, position bias, and the Wald coverage of the paper's simulation design."""
+degeneracy detection, position bias, and the Wald coverage of the paper's simulation design.
+
+Every estimate comes from the product path, ``framework.fit(data)`` (MAP = MLE) and the
+:class:`~bayesrank.results.Fit` it returns."""
 
 from __future__ import annotations
 
@@ -9,24 +12,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
+from scipy.stats import norm
 
 from bayesrank.data import Comparisons, load
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.frameworks.judge_aware import (
     BTL,
     JudgeAware,
-    difference_intervals,
     judge_agreement,
     judge_diagnostics,
-    maximize,
     near_duplicate_judges,
-    wald_intervals,
     without_judges,
 )
 from bayesrank.inference.compiled import compiled_model
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MTBENCH = SHARED / "mtbench_judges_10k.json"
+Z95 = float(norm.ppf(0.975))
 
 # Paper Table 1 (2 decimals) with claude-v1 from the digest's converged fit (§5.2).
 TABLE1 = {
@@ -69,7 +71,13 @@ def mtbench():
 
 @pytest.fixture(scope="module")
 def mtbench_fits(mtbench):
-    return {fw.name: maximize(fw, mtbench) for fw in (JudgeAware(), BTL())}
+    return {fw.name: fw.fit(mtbench) for fw in (JudgeAware(), BTL())}
+
+
+def wald(fit, name):
+    """Estimate and 95% Wald interval of a reported variable, from ``fit.tree["map"]``."""
+    est, se = fit.tree["map"][name].values, fit.tree["map"][f"{name}_se"].values
+    return est, est - Z95 * se, est + Z95 * se
 
 
 def simulate(s, c, n=40, delta=None, seed=0):
@@ -93,7 +101,7 @@ S_TRUE = np.array([1.0, 0.5, 0.0, -0.3, -1.2]) - np.mean([1.0, 0.5, 0.0, -0.3, -
 # ---------------------------------------------------------------------- paper tables
 @pytest.mark.parametrize("name", ["judge-aware", "btl"])
 def test_table1_mtbench(mtbench_fits, mtbench, name):
-    score = dict(zip(mtbench.items, mtbench_fits[name].values["score"]))
+    score = mtbench_fits[name].scores()
     for model, ref in TABLE1[name].items():
         assert abs(score[model] - ref) < 0.0015, (model, score[model], ref)
     for model, printed in PAPER_TABLE1[name].items():
@@ -101,43 +109,44 @@ def test_table1_mtbench(mtbench_fits, mtbench, name):
 
 
 def test_table_a8_gamma(mtbench_fits, mtbench):
-    gamma = dict(zip(mtbench.judges, mtbench_fits["judge-aware"].values["gamma"]))
-    assert set(gamma) == set(TABLE_A8)
+    gamma = mtbench_fits["judge-aware"].judges().set_index("name")["gamma"]
+    assert set(gamma.index) == set(TABLE_A8)
     matches = [abs(gamma[j] - v) <= 0.005 + 1e-9 for j, v in TABLE_A8.items()]
     assert sum(matches) >= 19, {j: round(gamma[j], 3) for j in TABLE_A8}
 
 
 def test_constraints_hold(mtbench_fits):
-    v = mtbench_fits["judge-aware"].values
-    assert abs(v["score"].sum()) < 1e-10
-    assert abs(v["log_gamma"].sum()) < 1e-10
-    np.testing.assert_allclose(v["gamma"], np.exp(v["log_gamma"]))
-    assert (v["gamma"] > 0).all()
-    assert abs(mtbench_fits["btl"].values["score"].sum()) < 1e-10
+    v = mtbench_fits["judge-aware"].tree["map"]
+    assert abs(v["score"].values.sum()) < 1e-10
+    assert abs(v["log_gamma"].values.sum()) < 1e-10
+    np.testing.assert_allclose(v["gamma"].values, np.exp(v["log_gamma"].values))
+    assert (v["gamma"].values > 0).all()
+    assert abs(mtbench_fits["btl"].scores().sum()) < 1e-10
 
 
 def test_mtbench_interval_widths(mtbench_fits):
     """Digest §4.3 [our check]: mean 95% width of ŝ 0.185 (weighted) vs 0.135 (pooled)."""
     widths = {}
     for name, fit in mtbench_fits.items():
-        w = wald_intervals(fit)
-        widths[name] = float(np.mean(w["score"]["upper"] - w["score"]["lower"]))
+        board = fit.leaderboard()
+        widths[name] = float(np.mean(board["upper"] - board["lower"]))
     assert widths["judge-aware"] == pytest.approx(0.185, abs=0.0015)
     assert widths["btl"] == pytest.approx(0.135, abs=0.0015)
 
 
 def test_gamma_intervals(mtbench_fits):
-    w = wald_intervals(mtbench_fits["judge-aware"])
-    g, glog = w["gamma"], w["gamma_log"]
-    assert (glog["lower"] > 0).all()  # the log-scale interval stays positive
-    assert (glog["lower"] < g["estimate"]).all() and (g["estimate"] < glog["upper"]).all()
-    np.testing.assert_allclose(g["se"], g["estimate"] * w["log_gamma"]["se"], rtol=1e-8)  # delta method
+    fit = mtbench_fits["judge-aware"]
+    g = fit.judges()
+    assert (g["lower_log"] > 0).all()  # the log-scale interval stays positive
+    assert (g["lower_log"] < g["gamma"]).all() and (g["gamma"] < g["upper_log"]).all()
+    log_se = fit.tree["map"]["log_gamma_se"].values
+    np.testing.assert_allclose(g["se"], g["gamma"] * log_se, rtol=1e-8)  # delta method
 
 
-def test_mtbench_diagnostics(mtbench_fits, mtbench):
-    out = judge_diagnostics(JudgeAware(), mtbench, mtbench_fits["judge-aware"])
-    assert out["mle_exists"] and not out["degenerate_judges"]
-    assert any("Llama-4-Scout" in w for w in out["warnings"])  # γ̂ = 0.089, flagged as uninformative
+def test_mtbench_diagnostics(mtbench_fits):
+    fit = mtbench_fits["judge-aware"]
+    assert fit.diagnostics["mle_exists"] and not fit.diagnostics["degenerate_judges"]
+    assert any("Llama-4-Scout" in w for w in fit.warnings)  # γ̂ = 0.089, flagged as uninformative
 
 
 def test_near_duplicate_judges():
@@ -152,12 +161,14 @@ def test_near_duplicate_judges():
     assert agree["agreement"].between(0, 1).all()
     out = judge_diagnostics(BTL(), load(MTBENCH), records=records)
     assert any("agree on" in w for w in out["warnings"])
+    with pytest.raises(ModelSpecError, match="fit"):  # judge-aware existence checks run inside fit_map
+        judge_diagnostics(JudgeAware(), load(MTBENCH), records=records)
 
 
 # ---------------------------------------------------------------------- degeneracy
 def test_anti_aligned_judge_detected():
     data = simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0])
-    out = judge_diagnostics(JudgeAware(), data)
+    out = JudgeAware().fit(data).diagnostics
     assert out["mle_exists"] is False
     assert out["degenerate_judges"] == ["judge3"]
     assert "judge3" in out["recommendation"] and "drop" in out["recommendation"]
@@ -165,14 +176,13 @@ def test_anti_aligned_judge_detected():
     # after dropping the judge the MLE exists and recovers the ordering
     kept = without_judges(data, out["degenerate_judges"])
     assert kept.judges == ("judge0", "judge1", "judge2")
-    again = judge_diagnostics(JudgeAware(), kept)
-    assert again["mle_exists"]
-    fit = maximize(JudgeAware(), kept)
-    assert np.argsort(fit.values["score"]).tolist() == np.argsort(S_TRUE).tolist()
+    fit = JudgeAware().fit(kept)
+    assert fit.diagnostics["mle_exists"] and fit.converged
+    assert np.argsort(fit.scores().to_numpy()).tolist() == np.argsort(S_TRUE).tolist()
 
 
 def test_aligned_judges_mle_exists():
-    out = judge_diagnostics(JudgeAware(), simulate(S_TRUE, [1.5, 1.0, 2.0, 0.6], seed=3))
+    out = JudgeAware().fit(simulate(S_TRUE, [1.5, 1.0, 2.0, 0.6], seed=3)).diagnostics
     assert out["mle_exists"] and out["degenerate_judges"] == []
 
 
@@ -181,16 +191,19 @@ def test_position_bias_recovered():
     delta = np.array([0.5, -0.3, 0.0, 0.8])
     gamma = np.array([1.5, 1.0, 2.0, 0.7])
     data = simulate(S_TRUE, gamma, delta=delta, seed=2)
-    fit = maximize(JudgeAware(position_bias=True), data)
-    w = wald_intervals(fit)
-    d = w["delta"]
-    assert ((d["lower"] <= delta) & (delta <= d["upper"])).all(), d
+    fw = JudgeAware(position_bias=True)
+    fit = fw.fit(data)
+    assert fit.diagnostics["information"] == "expected"
+    _, lo, hi = wald(fit, "delta")
+    assert ((lo <= delta) & (delta <= hi)).all(), (lo, hi)
     g_true = gamma / np.exp(np.log(gamma).mean())  # Σ log γ = 0 normalisation
-    g = w["gamma"]
+    g = fit.judges()
     assert ((g["lower"] <= g_true) & (g_true <= g["upper"])).all()
     # the observed information gives nearly the same standard errors at the MLE
-    w_obs = wald_intervals(fit, information="observed")
-    np.testing.assert_allclose(w_obs["delta"]["se"], d["se"], rtol=0.05)
+    observed = fw.fit(data, information="observed")
+    assert observed.diagnostics["information"] == "observed"
+    np.testing.assert_allclose(observed.tree["map"]["theta"].values, fit.tree["map"]["theta"].values, atol=1e-8)
+    np.testing.assert_allclose(observed.tree["map"]["delta_se"].values, fit.tree["map"]["delta_se"].values, rtol=0.05)
 
 
 def test_position_bias_needs_positions(mtbench):
@@ -230,26 +243,25 @@ def test_reported_and_names():
 
 
 def test_davidson_ties(mtbench):
-    fit = maximize(JudgeAware(ties="davidson"), mtbench)
-    v = fit.values
-    assert fit.converged and abs(v["log_gamma"].sum()) < 1e-10
-    order = [mtbench.items[i] for i in np.argsort(-v["score"])]
+    fit = JudgeAware(ties="davidson").fit(mtbench)
+    v = fit.tree["map"]
+    assert fit.converged and abs(v["log_gamma"].values.sum()) < 1e-10
+    order = fit.scores().sort_values(ascending=False).index.tolist()
     assert order[-3:] == ["vicuna-13b-v1.2", "alpaca-13b", "llama-13b"]
     assert v["eta"].shape == (20,)
 
 
 def test_drop_ties_mtbench(mtbench):
     """Digest §5.3: without ties gpt-4 (0.863) edges past claude-v1 (0.862)."""
-    fit = maximize(JudgeAware(ties="drop"), mtbench)
-    score = dict(zip(mtbench.items, fit.values["score"]))
+    score = JudgeAware(ties="drop").fit(mtbench).scores()
     assert score["gpt-4"] == pytest.approx(0.863, abs=0.0015)
     assert score["claude-v1"] == pytest.approx(0.862, abs=0.0015)
 
 
 def test_btl_without_judges():
     data = Comparisons.from_cells(["x", "y", "x"], ["y", "z", "z"], [6, 5, 8], [4, 5, 2])
-    fit = maximize(BTL(), data)
-    assert abs(fit.values["score"].sum()) < 1e-10
+    fit = BTL().fit(data)
+    assert fit.converged and abs(fit.scores().sum()) < 1e-10
     with pytest.raises(DataError, match="judge"):
         JudgeAware().prepare(data)
 
@@ -270,7 +282,7 @@ def _paper_design(N, K, T, rng):
 def test_wald_coverage_paper_design():
     """95% Wald intervals of s_i − s_j (expected information) cover at 0.93–0.97.
 
-    N = 10, K = 5, σ_s = 1, σ_γ = 1.5, T = 3000, 200 replicates (measured 0.949).
+    N = 10, K = 5, σ_s = 1, σ_γ = 1.5, T = 3000, 200 replicates (measured 0.950 with fit_map).
     """
     N, K, T, R = 10, 5, 3000, 200
     rng = np.random.default_rng(2026)
@@ -278,8 +290,7 @@ def test_wald_coverage_paper_design():
     s0 -= s0.mean()
     a0 = rng.normal(0, 1.5, K)
     g0 = np.exp(a0 - a0.mean())
-    true = s0[:, None] - s0[None, :]
-    iu = np.triu_indices(N, 1)
+    index = {f"m{i}": i for i in range(N)}
     hits = []
     for _ in range(R):
         cells, n = _paper_design(N, K, T, rng)
@@ -289,23 +300,22 @@ def test_wald_coverage_paper_design():
             wins_a=y, wins_b=n - y, ties=0 * y, ties_bothbad=0 * y,
             judges=tuple(f"j{k}" for k in range(K)), judge=cells[:, 2].copy(),
         )
-        _, _, lo, hi = difference_intervals(maximize(JudgeAware(), data))
-        hits.append(((lo[iu] <= true[iu]) & (true[iu] <= hi[iu])).mean())
+        d = JudgeAware().fit(data).differences()  # every pair i < j in leaderboard order
+        true = s0[d["item_i"].map(index)] - s0[d["item_j"].map(index)]
+        hits.append(((d["lower"] <= true) & (true <= d["upper"])).mean())
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
 
 
 # ---------------------------------------------------------------------- fit_map / CLI wiring
 def test_fit_map_expected_information(mtbench, mtbench_fits):
-    fit = JudgeAware().fit(mtbench, method="map")
-    assert fit.converged and fit.diagnostics["information"] == "expected"
+    fit = mtbench_fits["judge-aware"]
+    assert fit.method == "map" and fit.converged and fit.diagnostics["information"] == "expected"
     assert fit.diagnostics["mle_exists"] is True
-    np.testing.assert_allclose(fit.scores().to_numpy(), mtbench_fits["judge-aware"].values["score"], atol=1e-6)
-    w = wald_intervals(mtbench_fits["judge-aware"])
-    np.testing.assert_allclose(fit.score_se().to_numpy(), w["score"]["se"], rtol=1e-5)
     observed = JudgeAware().fit(mtbench, method="map", information="observed")
     assert observed.diagnostics["information"] == "observed"
-    assert not np.allclose(observed.score_se().to_numpy(), w["score"]["se"], rtol=1e-4)
+    np.testing.assert_allclose(observed.scores(), fit.scores(), atol=1e-6)  # same MLE
+    assert not np.allclose(observed.score_se(), fit.score_se(), rtol=1e-4)
 
 
 def test_fit_map_reports_no_estimate_without_mle():
@@ -357,12 +367,12 @@ def test_covariate_discrimination_recovered():
                             "judge_model": [f"j{x}" for x in k], "judge_preferred_model": np.where(y, "a", "b")})
     data = judgements_with_covariate(records, z)
     fw = JudgeAwareCovariate()
-    fit = maximize(fw, data)
-    assert fw.count_free_parameters(fw.prepare(data)) == fit.compiled.n_free == 5 + 3 + 4
-    w = wald_intervals(fit)
-    b = w["beta"]
-    assert ((b["lower"] <= beta) & (beta <= b["upper"])).all(), b
-    assert abs(w["log_gamma"]["estimate"].sum()) < 1e-10 and abs(w["score"]["estimate"].sum()) < 1e-10
+    fit = fw.fit(data)
+    assert fit.converged and fit.diagnostics["mle_exists"]
+    assert fw.count_free_parameters(fw.prepare(data)) == fit.tree["map"]["theta"].size == 5 + 3 + 4
+    _, lo, hi = wald(fit, "beta")
+    assert ((lo <= beta) & (beta <= hi)).all(), (lo, hi)
+    assert abs(fit.tree["map"]["log_gamma"].values.sum()) < 1e-10 and abs(fit.scores().sum()) < 1e-10
     with pytest.raises(DataError, match="covariate"):
         fw.prepare(simulate(S_TRUE, [1.0, 1.0]))
 

@@ -192,3 +192,19 @@ def test_mle_that_does_not_exist_reports_no_estimates():
     # a tie between the groups links them both ways: the Davidson MLE exists
     tied = br.Comparisons.from_cells(a, b, [5, 5, 4, 6], [5, 5, 0, 0], [1, 1, 1, 1])
     assert br.Davidson().fit(tied).diagnostics["mle_exists"] is True
+
+
+@pytest.mark.parametrize(
+    "framework",
+    [br.BradleyTerry(), br.RaoKupper(k_tie=0), br.Davidson(k_tie=1), br.RaoKupper(k_tie=2, tie_intercept=True),
+     br.Davidson(k_tie=3)],
+    ids=lambda f: f.label,
+)
+def test_structured_hessian_equals_autodiff_hessian(framework):
+    from bayesrank.inference.compiled import compiled_model
+
+    rng = np.random.default_rng(5)
+    data = simulate_counts(np.array([-0.7, -0.1, 0.0, 0.3, 0.5]), 60, rng, eta=-0.3)
+    compiled = compiled_model(framework, framework.prepare(data))
+    theta = compiled.x0 + rng.normal(0, 0.2, compiled.x0.size)
+    np.testing.assert_allclose(compiled.hessian(theta), compiled.autodiff_hessian(theta), rtol=1e-9, atol=1e-9)

@@ -29,20 +29,20 @@ model, subscript u). Ties:
 Position bias (``position_bias=True``) adds a per-judge intercept δ_k on the shown-first
 item (ours; the paper has none). The data must then carry ``first``.
 
-MLE intervals follow the paper: the plug-in *expected* information with the empirical
-design on the free zero-sum coordinates, delta method to γ (``default_information =
-"expected"``); log-scale intervals exp(α̂ ± z·se(α̂)) are available too
-(:func:`wald_intervals`). :func:`judge_diagnostics` detects when the constrained MLE does
-not exist (an uninformative or anti-aligned judge drives γ_k → 0 and the others → ∞) and
-flags near-duplicate judges.
+MLE intervals (``fit(data, method="map")``) follow the paper: the plug-in *expected*
+information with the empirical design on the free zero-sum coordinates, delta method to γ
+(``default_information = "expected"``); :meth:`bayesrank.results.Fit.judges` also gives the
+log-scale intervals exp(α̂ ± z·se(α̂)). :func:`judge_diagnostics` (run by every MAP fit)
+detects when the constrained MLE does not exist (an uninformative or anti-aligned judge
+drives γ_k → 0 and the others → ∞) and flags near-duplicate judges.
 
 Examples
 --------
 >>> import bayesrank as br                                     # doctest: +SKIP
->>> from bayesrank.frameworks.judge_aware import JudgeAware, BTL, maximize, wald_intervals
+>>> from bayesrank.frameworks.judge_aware import JudgeAware, BTL
 >>> data = br.data.load_dataset("mtbench-judges")              # doctest: +SKIP
->>> mle = maximize(JudgeAware(), data)                         # doctest: +SKIP
->>> wald_intervals(mle)["gamma"]                               # doctest: +SKIP
+>>> fit = JudgeAware().fit(data)                               # doctest: +SKIP
+>>> fit.leaderboard(), fit.judges()                            # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from scipy import optimize as sopt
-from scipy.special import ndtri
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
@@ -230,8 +229,7 @@ class JudgeAware(Framework):
 
         Called by ``fit_map``; when ``mle_exists`` is False the fit reports no estimates.
         """
-        lp, g = compiled.logp_dlogp(theta)
-        mle = MLE(self, prepared, compiled, np.asarray(theta), lp, True, float(np.abs(g).max()), 0)
+        mle = _Optimum(compiled, np.asarray(theta))
         out = judge_diagnostics(self, data, mle if not self.pooled else None)
         if not self.pooled:
             out["signed_sensitivity"] = {k: float(v) for k, v in (out["signed_sensitivity"] or {}).items()}
@@ -285,98 +283,30 @@ class _SignedJudgeAware(JudgeAware):
         return params
 
 
-# ---------------------------------------------------------------------- fitting helpers
+# ---------------------------------------------------------------------- existence-check helpers
 @dataclass
-class MLE:
-    """Result of :func:`maximize`: compiled model, optimum θ̂ and the optimizer's report."""
+class _Optimum:
+    """The positive fit at the optimiser's point, as handed to the existence check."""
 
-    framework: JudgeAware
-    data: Comparisons  # prepared
     compiled: object
     theta: np.ndarray
-    loglik: float
-    converged: bool
-    grad_norm: float
-    n_iter: int
 
     @property
     def values(self) -> dict[str, np.ndarray]:
-        """Constrained values (score, gamma, ...) at θ̂."""
+        """Constrained values (score, gamma, ...) at θ."""
         return self.compiled.constrained(self.theta)[0]
 
 
 def _optimize(compiled, x0, ridge=0.0, maxiter=20000):
+    """L-BFGS of the signed diagnostic model (:func:`anti_aligned_judges`); estimates use ``fit_map``."""
+
     def f(x):
         lp, g = compiled.logp_dlogp(x)
         return -lp + 0.5 * ridge * x @ x, -g + ridge * x
 
-    res = sopt.minimize(
+    return sopt.minimize(
         f, x0, jac=True, method="L-BFGS-B", options=dict(maxiter=maxiter, maxfun=2 * maxiter, gtol=1e-9, ftol=1e-15)
     )
-    return res
-
-
-def maximize(framework: JudgeAware, data: Comparisons, x0: np.ndarray | None = None) -> MLE:
-    """Maximum likelihood (flat priors) by L-BFGS on the free coordinates.
-
-    A stand-in for :func:`bayesrank.inference.fit_map` used by the diagnostics and tests;
-    it does **not** check that the MLE exists (see :func:`judge_diagnostics`).
-    """
-    from bayesrank.inference.compiled import compiled_model
-
-    prepared = framework.prepare(data)
-    compiled = compiled_model(framework, prepared, "flat")
-    res = _optimize(compiled, compiled.x0 if x0 is None else x0)
-    lp, g = compiled.logp_dlogp(res.x)
-    return MLE(framework, prepared, compiled, res.x, lp, bool(res.success), float(np.abs(g).max()), int(res.nit))
-
-
-def wald_intervals(mle: MLE, level: float = 0.95, information: str | None = None) -> dict:
-    """Wald intervals of the reported variables at the MLE.
-
-    Σ_θ = I(θ̂)⁻¹ with I the expected (default for judge-aware models) or observed
-    information; Cov(q) = (∂q/∂θ) Σ_θ (∂q/∂θ)ᵀ for q = (s, γ, log γ, ...) — the delta method
-    to γ = e^α of the paper. γ also gets the log-scale interval exp(α̂ ± z·se(α̂)).
-
-    Returns
-    -------
-    dict
-        ``name -> {"estimate", "se", "lower", "upper"}`` arrays, plus ``"gamma_log"`` (the
-        log-scale γ interval) and ``"cov"`` (covariance of the concatenated quantities with
-        ``"layout"``).
-    """
-    fw = mle.framework
-    info = fw.information(mle.compiled, mle.theta, mle.data, information)
-    cov_theta = np.linalg.pinv(info, hermitian=True)
-    values, jac, layout = mle.compiled.constrained(mle.theta)
-    cov = jac @ cov_theta @ jac.T
-    z = float(ndtri(0.5 + level / 2))
-    out = {"cov": cov, "layout": layout}
-    for name, sl, shape in layout:
-        est = np.asarray(values[name], dtype=float)
-        se = np.sqrt(np.clip(np.diag(cov)[sl], 0, None)).reshape(shape)
-        out[name] = {"estimate": est, "se": se, "lower": est - z * se, "upper": est + z * se}
-    if "log_gamma" in out:
-        lg = out["log_gamma"]
-        out["gamma_log"] = {
-            "estimate": np.exp(lg["estimate"]),
-            "lower": np.exp(lg["lower"]),
-            "upper": np.exp(lg["upper"]),
-        }
-    return out
-
-
-def difference_intervals(mle: MLE, level: float = 0.95, information: str | None = None):
-    """Wald intervals of all s_i − s_j: ``(diff, se, lower, upper)`` as ``(N, N)`` arrays."""
-    w = wald_intervals(mle, level, information)
-    (sl,) = [sl for name, sl, _ in w["layout"] if name == "score"]
-    c = w["cov"][sl, sl]
-    s = w["score"]["estimate"]
-    diff = s[:, None] - s[None, :]
-    var = np.diag(c)[:, None] + np.diag(c)[None, :] - 2 * c
-    se = np.sqrt(np.clip(var, 0, None))
-    z = float(ndtri(0.5 + level / 2))
-    return diff, se, diff - z * se, diff + z * se
 
 
 # ---------------------------------------------------------------------- diagnostics
@@ -394,7 +324,7 @@ def without_judges(data: Comparisons, names) -> Comparisons:
     return replace(sub, judges=tuple(data.judges[k] for k in keep_idx), judge=remap[sub.judge])
 
 
-def anti_aligned_judges(framework: JudgeAware, data: Comparisons, start: MLE | None = None) -> dict:
+def anti_aligned_judges(framework: JudgeAware, data: Comparisons, start: _Optimum | None = None) -> dict:
     """Signed sensitivities c_k of the model with γ_k ∈ ℝ, oriented to the consensus.
 
     Fits σ(c_k(s_a − s_b) [+ δ_k x]) by L-BFGS (tiny ridge, only signs are used) from the
@@ -486,7 +416,7 @@ def near_duplicate_judges(records, threshold: float = DUPLICATE_AGREEMENT, min_s
 def judge_diagnostics(
     framework: JudgeAware,
     data: Comparisons,
-    mle: MLE | None = None,
+    mle: _Optimum | None = None,
     records=None,
     gamma_floor: float = GAMMA_FLOOR,
 ) -> dict:
@@ -505,8 +435,10 @@ def judge_diagnostics(
         The model (for :class:`BTL` only the duplicate check applies).
     data : Comparisons
         Raw (unprepared) data.
-    mle : MLE, optional
-        The positive fit, if already computed (else it is computed here).
+    mle : optional
+        The positive fit at the optimiser's point (``check_mle`` passes it); needed for
+        judge-aware frameworks. To check data, fit them: ``framework.fit(data).diagnostics``
+        holds this dict's entries.
     records : DataFrame, optional
         Raw judge records (with ``question_id``) for the near-duplicate check.
     gamma_floor : float
@@ -530,7 +462,10 @@ def judge_diagnostics(
     }
     if not framework.pooled and data.judge is not None:
         if mle is None:
-            mle = maximize(framework, data)
+            raise ModelSpecError(
+                "the judge-aware existence check needs the positive fit; "
+                "use framework.fit(data).diagnostics (MAP runs this check)."
+            )
         gamma = np.asarray(mle.values["gamma"], dtype=float)
         signed = anti_aligned_judges(framework, data, start=mle)
         out["signed_sensitivity"] = signed

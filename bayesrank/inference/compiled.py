@@ -50,7 +50,7 @@ def compiled_model(framework: Framework, data: Comparisons, prior: str = "flat")
     )
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = CompiledModel(framework.build(data, prior))
+        compiled = CompiledModel(framework.build(data, prior), framework=framework, data=data)
         _CACHE[key] = compiled
     else:
         compiled.set_data(data)
@@ -62,6 +62,8 @@ class CompiledModel:
     """Log-density, gradient, Hessian and reported quantities as functions of θ."""
 
     built: BuiltModel
+    framework: Framework | None = None
+    data: Comparisons | None = None
 
     def __post_init__(self):
         model = self.built.model
@@ -102,6 +104,7 @@ class CompiledModel:
             # per-cell covariate of CovariateComparisons (judge-aware covariate extension)
             "covariate": getattr(data, "covariate", None),
         }
+        self.data = data
         for name in _DATA_NAMES:
             if name in self.model.named_vars and values[name] is not None:
                 shared = self.model[name]
@@ -120,30 +123,49 @@ class CompiledModel:
 
     def preconditioner(self, n: float) -> np.ndarray:
         """Diagonal scaling √diag(information / n) at the initial point, computed once per
-        compiled model (any positive scaling is valid; this one equalises the curvature)."""
+        compiled model (any positive scaling is valid; this one equalises the curvature).
+
+        Coordinates without curvature at the start are left unscaled: the judge-aware log γ
+        has zero information while all scores are 0, and a scale near 0 there made L-BFGS
+        overshoot into the γ_k → 0 boundary (Davidson judge-aware on MT-bench: 12,844
+        iterations to a worse point, falsely reported as a non-existent MLE)."""
         if getattr(self, "_scale", None) is None:
             info = -np.diag(self.hessian(self.x0)) / n
-            # No scaling when the start is not in a locally concave region: the Thurstonian
-            # covariance coordinates have zero or negative curvature there, and clipping them
-            # to 1e-8 (or taking |.|) gave 1e4-times too large first steps and an immediate
-            # line-search stop (BT k_cov=0 on arena: NLL 0.6603 after 1 iteration; unscaled:
-            # 0.65521, converged).
-            if not np.all(info > 0):
+            # A start with clearly negative curvature somewhere is not in a locally concave
+            # region (the Thurstonian covariance coordinates): no diagonal scaling at all there.
+            # Per-coordinate scaling of the remaining coordinates took BT / Davidson k_cov=3 on
+            # arena 13,800 iterations to stop short of the tolerance; unscaled they converge in
+            # 3,800 / 9,600.
+            if np.any(info < -1e-8):
                 info = np.ones_like(info)
-            self._scale = np.sqrt(np.clip(info, 1e-8, None)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
+            self._scale = np.sqrt(np.where(info > 1e-8, info, 1.0)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
         return self._scale
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
         """Hessian of the log-likelihood at θ.
 
-        Exact (automatic differentiation) up to :data:`EXACT_HESSIAN_MAX` free coordinates,
-        central finite differences of the exact gradient above (2·n gradient evaluations,
-        relative error ~1e-11, no compile time, O(n²) memory).
+        Frameworks whose per-cell predictors are linear in sparse natural coordinates
+        (``natural_hessian``: BT / Rao–Kupper / Davidson without covariance) give it as
+        Bᵀ ∇²ℓ_natural B with the constant Jacobian B = ∂natural/∂θ; other frameworks get the
+        automatic-differentiation Hessian up to :data:`EXACT_HESSIAN_MAX` free coordinates
+        and central finite differences of the exact gradient above (:meth:`hessian_fd`).
         """
-        theta = np.asarray(theta, dtype=float)
-        if theta.size <= EXACT_HESSIAN_MAX:
-            return self._hessian(theta)
-        return self.hessian_fd(theta)
+        natural = getattr(self.framework, "natural_hessian", None)
+        if natural is None or self.data is None or not self.framework.has_natural_hessian():
+            theta = np.asarray(theta, dtype=float)
+            if theta.size <= EXACT_HESSIAN_MAX:
+                return self.autodiff_hessian(theta)
+            return self.hessian_fd(theta)
+        fn, names, shapes = self._reported
+        flat = fn(theta)
+        values, start = {}, 0
+        for name, shape in zip(names, shapes):
+            size = int(np.prod(shape)) if shape else 1
+            values[name] = flat[start : start + size].reshape(shape)
+            start += size
+        natural_names, H = natural(self.data, values)
+        B = self._natural_jacobian(natural_names)
+        return B.T @ H @ B
 
     def hessian_fd(self, theta: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
         """Symmetrised central-difference Hessian from the exact gradient."""
@@ -160,6 +182,20 @@ class CompiledModel:
             x[i] = theta[i]
             H[:, i] = (g_plus - g_minus) / (2 * steps[i])
         return (H + H.T) / 2
+
+    def autodiff_hessian(self, theta: np.ndarray) -> np.ndarray:
+        """Hessian of the log-likelihood at θ by automatic differentiation (vectorised Jacobian
+        of the gradient)."""
+        return self._hessian(theta)
+
+    def _natural_jacobian(self, names) -> np.ndarray:
+        """∂(natural coordinates)/∂θ, constant for the linear parameterisations (cached)."""
+        cache = self.__dict__.setdefault("_natural_jac_cache", {})
+        if names not in cache:
+            _, jac, layout = self.constrained(self.x0)
+            where = {name: sl for name, sl, _ in layout}
+            cache[names] = np.vstack([jac[where[name]] for name in names])
+        return cache[names]
 
     def _in_theta(self, outputs):
         """Rewrite outputs of the model's value variables as outputs of θ."""
