@@ -245,7 +245,8 @@ def render_table(fit, top: int = 20) -> str:
         f"{fit.framework.label} by {fit.method.upper()} on {fit.data!r}",
         f"nll {fit.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
         f"{fit.n_params} free parameters, {'converged' if fit.converged else 'NOT CONVERGED'}",
-        f"score = logit scale, se and {kind}; rank interval from the "
+        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if getattr(fit.framework, "k_cov", None) is not None
+         else "score = logit scale") + f", se and {kind}; rank interval from the "
         + ("asymptotic normal" if fit.method == "map" else "posterior"),
         "",
     ]
