@@ -175,7 +175,7 @@ class Fit:
             terms = np.where(counts > 0, counts * lp, 0.0).sum(axis=0)
         if total:
             return dict(zip(("win", "loss", "tie"), terms))
-        return dict(zip(("win", "loss", "tie"), -terms / self.n_comparisons))
+        return dict(zip(("win", "loss", "tie"), 0.0 - terms / self.n_comparisons))  # 0.0 -: no -0.0
 
     # ================================================================ scores and ranks
     def _score_draws(self) -> np.ndarray:
