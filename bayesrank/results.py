@@ -373,7 +373,7 @@ class Fit:
         for values in self._posterior_values(max_draws):
             yield self._compiled.cell_log_probs_from_values(values)
 
-    def predict(self, item_a, item_b, *, judge=None, first=None, level: float = 0.95,
+    def predict(self, item_a, item_b, *, judge=None, first=None, covariate=None, level: float = 0.95,
                 max_draws: int = 1000) -> pd.DataFrame:
         """Predicted outcome probabilities for any pairs, compared or not, with intervals.
 
@@ -385,6 +385,9 @@ class Fit:
             Judge names, for frameworks with judges.
         first : {"a", "b"} or sequence, optional
             Which item is shown first, for frameworks with position effects (default "a").
+        covariate : float or sequence of float, optional
+            The covariate z of each comparison, for covariate frameworks (default 0: for a
+            standardised covariate, its mean).
         level : float
             Interval level: Wald by the delta method (MAP, clipped to [0, 1]) or equal-tailed
             posterior intervals (NUTS, over at most ``max_draws`` draws).
@@ -410,6 +413,8 @@ class Fit:
             frame["judge"] = judges
         pos = np.broadcast_to(np.atleast_1d("a" if first is None else first).astype(object), a_names.shape)
         index["first"] = np.array([0 if str(p) in ("a", "0") else 1 for p in pos])
+        index["covariate"] = np.broadcast_to(np.asarray(0.0 if covariate is None else covariate, float),
+                                             a_names.shape)
         alpha = (1 - level) / 2
         if self.method == "map":
             theta = self.tree["map"]["theta"].values
