@@ -15,7 +15,8 @@ Groups of ``fit.tree``:
 ``observed_data`` / ``constant_data``
     The cell counts the model saw and the cells' item (judge, position) indices.
 ``data``
-    The comparisons as read, before the framework's tie convention (for observed rates).
+    The comparisons as read, before the framework's tie convention (for observed rates),
+    with the per-cell ``covariate`` when the data have one (covariate frameworks).
 
 The root ``attrs`` hold the framework spec, the method, diagnostics and warnings (JSON), so
 :meth:`Fit.load` restores everything from one NetCDF file.
@@ -542,6 +543,8 @@ def _data_group(data: Comparisons) -> xr.Dataset:
         cells["judge"] = data.judge
     if data.first is not None:
         cells["first"] = data.first
+    if getattr(data, "covariate", None) is not None:  # CovariateComparisons
+        cells["covariate"] = np.asarray(data.covariate, dtype=float)
     ds = xr.Dataset(
         {**{k: ("data_cell", v) for k, v in cells.items()},
          "counts": (("data_cell", "outcome"), data.counts()),
@@ -557,7 +560,12 @@ def _data_group(data: Comparisons) -> xr.Dataset:
 def _comparisons_from_group(node, attrs) -> Comparisons:
     ds = node.to_dataset()
     counts = ds["counts"].values
-    return Comparisons(
+    cls, extra = Comparisons, {}
+    if "covariate" in ds:
+        from bayesrank.frameworks.judge_covariate import CovariateComparisons
+
+        cls, extra = CovariateComparisons, {"covariate": ds["covariate"].values.astype(float)}
+    return cls(
         items=tuple(str(x) for x in ds["item"].values),
         a=ds["a"].values.astype(np.int64),
         b=ds["b"].values.astype(np.int64),
@@ -568,6 +576,7 @@ def _comparisons_from_group(node, attrs) -> Comparisons:
         first=ds["first"].values.astype(np.int64) if "first" in ds else None,
         dropped=json.loads(ds.attrs.get("dropped", "{}")),
         source=ds.attrs.get("source", ""),
+        **extra,
     )
 
 
