@@ -15,7 +15,8 @@ Groups of ``fit.tree``:
 ``observed_data`` / ``constant_data``
     The cell counts the model saw and the cells' item (judge, position) indices.
 ``data``
-    The comparisons as read, before the framework's tie convention (for observed rates).
+    The comparisons as read, before the framework's tie convention (for observed rates),
+    with the per-cell ``covariate`` when the data have one (covariate frameworks).
 
 The root ``attrs`` hold the framework spec, the method, diagnostics and warnings (JSON), so
 :meth:`Fit.load` restores everything from one NetCDF file.
@@ -175,7 +176,7 @@ class Fit:
             terms = np.where(counts > 0, counts * lp, 0.0).sum(axis=0)
         if total:
             return dict(zip(("win", "loss", "tie"), terms))
-        return dict(zip(("win", "loss", "tie"), -terms / self.n_comparisons))
+        return dict(zip(("win", "loss", "tie"), 0.0 - terms / self.n_comparisons))  # 0.0 -: no -0.0
 
     # ================================================================ scores and ranks
     def _score_draws(self) -> np.ndarray:
@@ -373,7 +374,7 @@ class Fit:
         for values in self._posterior_values(max_draws):
             yield self._compiled.cell_log_probs_from_values(values)
 
-    def predict(self, item_a, item_b, *, judge=None, first=None, level: float = 0.95,
+    def predict(self, item_a, item_b, *, judge=None, first=None, covariate=None, level: float = 0.95,
                 max_draws: int = 1000) -> pd.DataFrame:
         """Predicted outcome probabilities for any pairs, compared or not, with intervals.
 
@@ -385,6 +386,9 @@ class Fit:
             Judge names, for frameworks with judges.
         first : {"a", "b"} or sequence, optional
             Which item is shown first, for frameworks with position effects (default "a").
+        covariate : float or sequence of float, optional
+            The covariate z of each comparison, for covariate frameworks (default 0: for a
+            standardised covariate, its mean).
         level : float
             Interval level: Wald by the delta method (MAP, clipped to [0, 1]) or equal-tailed
             posterior intervals (NUTS, over at most ``max_draws`` draws).
@@ -410,6 +414,8 @@ class Fit:
             frame["judge"] = judges
         pos = np.broadcast_to(np.atleast_1d("a" if first is None else first).astype(object), a_names.shape)
         index["first"] = np.array([0 if str(p) in ("a", "0") else 1 for p in pos])
+        index["covariate"] = np.broadcast_to(np.asarray(0.0 if covariate is None else covariate, float),
+                                             a_names.shape)
         alpha = (1 - level) / 2
         if self.method == "map":
             theta = self.tree["map"]["theta"].values
@@ -537,6 +543,8 @@ def _data_group(data: Comparisons) -> xr.Dataset:
         cells["judge"] = data.judge
     if data.first is not None:
         cells["first"] = data.first
+    if getattr(data, "covariate", None) is not None:  # CovariateComparisons
+        cells["covariate"] = np.asarray(data.covariate, dtype=float)
     ds = xr.Dataset(
         {**{k: ("data_cell", v) for k, v in cells.items()},
          "counts": (("data_cell", "outcome"), data.counts()),
@@ -552,7 +560,12 @@ def _data_group(data: Comparisons) -> xr.Dataset:
 def _comparisons_from_group(node, attrs) -> Comparisons:
     ds = node.to_dataset()
     counts = ds["counts"].values
-    return Comparisons(
+    cls, extra = Comparisons, {}
+    if "covariate" in ds:
+        from bayesrank.frameworks.judge_covariate import CovariateComparisons
+
+        cls, extra = CovariateComparisons, {"covariate": ds["covariate"].values.astype(float)}
+    return cls(
         items=tuple(str(x) for x in ds["item"].values),
         a=ds["a"].values.astype(np.int64),
         b=ds["b"].values.astype(np.int64),
@@ -563,6 +576,7 @@ def _comparisons_from_group(node, attrs) -> Comparisons:
         first=ds["first"].values.astype(np.int64) if "first" in ds else None,
         dropped=json.loads(ds.attrs.get("dropped", "{}")),
         source=ds.attrs.get("source", ""),
+        **extra,
     )
 
 

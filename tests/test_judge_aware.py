@@ -326,6 +326,28 @@ def test_fit_map_reports_no_estimate_without_mle():
     assert any("does not exist" in w for w in fit.warnings)
 
 
+def test_fit_map_without_mle_does_not_invert_information(monkeypatch):
+    """No MLE: the information at the optimiser's point is not inverted (it can be singular;
+    seen in the judge-mse-slope bench at T = 400 with an uninformative judge)."""
+    def singular(self, compiled, theta, data, kind=None):
+        return np.zeros((theta.size, theta.size))
+
+    monkeypatch.setattr(JudgeAware, "information", singular)
+    fit = JudgeAware().fit(simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0]))
+    assert fit.diagnostics["mle_exists"] is False and fit.scores().isna().all()
+
+
+def test_fit_map_singular_expected_information_reported(monkeypatch):
+    """A singular expected information gives NaN intervals and a warning, not a LinAlgError."""
+    def singular(self, compiled, theta, data, kind=None):
+        return np.zeros((theta.size, theta.size))
+
+    monkeypatch.setattr(JudgeAware, "information", singular)
+    fit = JudgeAware().fit(simulate(S_TRUE, [1.5, 1.0, 2.0, 0.6], seed=3))
+    assert fit.diagnostics["mle_exists"] and not fit.converged
+    assert np.isfinite(fit.scores()).all() and fit.score_se().isna().all()
+    assert any("expected information is singular" in w for w in fit.warnings)
+
 def test_cli_judge_aware(capsys):
     needs_shared(MTBENCH)
     import json
@@ -344,37 +366,98 @@ def test_cli_judge_aware(capsys):
 
 
 # ---------------------------------------------------------------------- covariate extension (App. F.6)
-def test_covariate_discrimination_recovered():
-    from bayesrank.frameworks.judge_covariate import (
-        JudgeAwareCovariate,
-        judgements_with_covariate,
-        standardized_log_length,
-    )
+COV_BETA = np.array([0.6, -0.4, 0.0, 0.3])
 
-    rng = np.random.default_rng(0)  # z-scores of β̂ over seeds 0-11: mean ≈ 0.05, sd ≈ 1.0
+
+def covariate_data(decimals):
+    """6 items, 4 judges, 3000 records with γ_k(z) = exp(α_k + β_k z), z rounded (fewer cells)."""
+    from bayesrank.frameworks.judge_covariate import judgements_with_covariate, standardized_log_length
+
+    rng = np.random.default_rng(0)  # z-scores of β̂ over seeds 0-11 (decimals=1): mean ≈ 0.05, sd ≈ 1.0
     N, K, T = 6, 4, 3000
     s = rng.normal(0, 1, N)
     s -= s.mean()
     alpha = np.array([0.5, 0.0, -0.3, -0.2])
-    beta = np.array([0.6, -0.4, 0.0, 0.3])
     z = standardized_log_length(rng.integers(20, 2000, T))
-    z = np.round(z, 1)  # coarse covariate: fewer cells
+    z = np.round(z, decimals)
     i = rng.integers(0, N, T)
     j = (i + rng.integers(1, N, T)) % N
     k = rng.integers(0, K, T)
-    y = rng.random(T) < expit(np.exp(alpha[k] + beta[k] * z) * (s[i] - s[j]))
+    y = rng.random(T) < expit(np.exp(alpha[k] + COV_BETA[k] * z) * (s[i] - s[j]))
     records = pd.DataFrame({"model_a": [f"m{x}" for x in i], "model_b": [f"m{x}" for x in j],
                             "judge_model": [f"j{x}" for x in k], "judge_preferred_model": np.where(y, "a", "b")})
-    data = judgements_with_covariate(records, z)
+    return judgements_with_covariate(records, z)
+
+
+@pytest.fixture(scope="module")
+def covariate_fits():
+    """MAP and NUTS fits of the covariate model on integer-rounded z (537 cells)."""
+    from bayesrank.frameworks.judge_covariate import JudgeAwareCovariate
+
+    data = covariate_data(0)
+    fw = JudgeAwareCovariate()
+    return {"map": fw.fit(data), "nuts": fw.fit(data, method="nuts", draws=300, tune=300, chains=2, random_seed=1)}
+
+
+def test_covariate_discrimination_recovered():
+    from bayesrank.frameworks.judge_covariate import JudgeAwareCovariate
+
+    data = covariate_data(1)
     fw = JudgeAwareCovariate()
     fit = fw.fit(data)
     assert fit.converged and fit.diagnostics["mle_exists"]
     assert fw.count_free_parameters(fw.prepare(data)) == fit.tree["map"]["theta"].size == 5 + 3 + 4
     _, lo, hi = wald(fit, "beta")
-    assert ((lo <= beta) & (beta <= hi)).all(), (lo, hi)
+    assert ((lo <= COV_BETA) & (COV_BETA <= hi)).all(), (lo, hi)
     assert abs(fit.tree["map"]["log_gamma"].values.sum()) < 1e-10 and abs(fit.scores().sum()) < 1e-10
     with pytest.raises(DataError, match="covariate"):
         fw.prepare(simulate(S_TRUE, [1.0, 1.0]))
+
+
+def test_covariate_nuts_agrees_with_map(covariate_fits):
+    """γ_k(z) = exp(α_k + β_k z) by NUTS: r̂ ≤ 1.02 with 2 × 300 draws (seeds 1, 2, 3 gave
+    1.011, 1.010, 1.013), posterior means of β within 0.75 MAP se of the MLE and within 3
+    posterior sd of the truth (measured: ≤ 0.41 se and ≤ 1.3 sd)."""
+    fit, mle = covariate_fits["nuts"], covariate_fits["map"]
+    assert fit.method == "nuts" and fit.diagnostics["max_rhat"] <= 1.02, fit.diagnostics
+    assert fit.diagnostics["divergences"] == 0
+    post = fit.parameters().query("parameter == 'beta'")
+    mean, sd = post["estimate"].to_numpy(), post["se"].to_numpy()
+    beta, beta_se = mle.tree["map"]["beta"].values, mle.tree["map"]["beta_se"].values
+    assert (np.abs(mean - beta) <= 0.75 * beta_se).all(), (mean, beta, beta_se)
+    assert (np.abs(mean - COV_BETA) <= 3 * sd).all(), (mean, sd)
+    np.testing.assert_allclose(fit.scores(), mle.scores(), atol=0.1)
+
+
+def test_covariate_predict_uses_z(covariate_fits):
+    fit = covariate_fits["map"]
+    s, v = fit.scores(), fit.tree["map"]
+    z = np.array([-1.0, 0.0, 1.5])
+    got = fit.predict(["m0", "m1", "m2"], ["m2", "m3", "m4"], judge=["j0", "j1", "j3"], covariate=z)
+    k = np.array([0, 1, 3])
+    want = expit(np.exp(v["log_gamma"].values[k] + v["beta"].values[k] * z)
+                 * (s[["m0", "m1", "m2"]].to_numpy() - s[["m2", "m3", "m4"]].to_numpy()))
+    np.testing.assert_allclose(got["p_win_a"], want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["map", "nuts"])
+def test_covariate_fit_save_load_exact(covariate_fits, method, tmp_path):
+    """The saved data group keeps the per-cell covariate, so a reloaded fit is the same fit."""
+    from bayesrank.frameworks.judge_covariate import CovariateComparisons
+    from bayesrank.results import Fit
+
+    fit = covariate_fits[method]
+    back = Fit.load(fit.save(tmp_path / "cov.nc"))
+    assert isinstance(back.data, CovariateComparisons) and type(back.framework) is type(fit.framework)
+    np.testing.assert_array_equal(back.data.covariate, fit.data.covariate)
+    np.testing.assert_array_equal(back.model_data.covariate, fit.model_data.covariate)
+    np.testing.assert_array_equal(back.cell_log_probs, fit.cell_log_probs)
+    pd.testing.assert_frame_equal(back.leaderboard(), fit.leaderboard())
+    pd.testing.assert_frame_equal(back.judges(), fit.judges())
+    pd.testing.assert_frame_equal(back.parameters(), fit.parameters())
+    args = (["m0", "m5"], ["m3", "m1"])
+    kw = dict(judge=["j2", "j0"], covariate=[0.7, -2.0], max_draws=50)
+    pd.testing.assert_frame_equal(back.predict(*args, **kw), fit.predict(*args, **kw))
 
 
 def test_nuts_prior_resolves_anti_aligned_judge():

@@ -3,11 +3,12 @@
 from bayesrank.errors import ModelSpecError
 from bayesrank.frameworks.base import Framework, Priors
 from bayesrank.frameworks.judge_aware import BTL, JudgeAware, JudgePriors
+from bayesrank.frameworks.judge_covariate import JudgeAwareCovariate
 from bayesrank.frameworks.paired import BradleyTerry, Davidson, RaoKupper
 
 #: framework name (CLI ``--model``) → class
 FRAMEWORKS: dict[str, type[Framework]] = {
-    cls.name: cls for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL)
+    cls.name: cls for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, JudgeAwareCovariate)
 }
 
 
@@ -30,6 +31,7 @@ __all__ = [
     "Davidson",
     "Framework",
     "JudgeAware",
+    "JudgeAwareCovariate",
     "JudgePriors",
     "Priors",
     "RaoKupper",

@@ -12,7 +12,8 @@ extension; the Wald intervals here are the usual MLE ones.
 
 The covariate lives on the cells, so the data are a :class:`CovariateComparisons` (cells
 keyed by pair, judge, position *and* z), built with :func:`judgements_with_covariate`.
-Saved fits (``Fit.save``) do not store the covariate.
+``Fit.save`` stores the covariate with the cells and ``Fit.load`` rebuilds the
+:class:`CovariateComparisons`; ``Fit.predict(..., covariate=z)`` predicts at any z.
 """
 
 from __future__ import annotations

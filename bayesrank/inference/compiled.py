@@ -280,10 +280,10 @@ class CompiledModel:
     # ------------------------------------------------------------------ prediction
     @cached_property
     def _prediction_inputs(self):
-        """Symbolic index vectors replacing the data containers (item_a, item_b, judge, first)."""
+        """Symbolic vectors replacing the data containers (item_a, item_b, judge, first, covariate)."""
         return {
             name: pt.vector(name, dtype=self.model[name].dtype)
-            for name in ("item_a", "item_b", "judge_index", "first")
+            for name in ("item_a", "item_b", "judge_index", "first", "covariate")
             if name in self.model.named_vars
         }
 
@@ -312,7 +312,7 @@ class CompiledModel:
         """Outcome probabilities ``(n, 3)`` for new cells at θ and their Jacobian ``(3n, n_free)``.
 
         ``index`` maps ``item_a``, ``item_b`` (and ``judge_index``, ``first`` when the model
-        has them) to integer arrays.
+        has them) to integer arrays, and ``covariate`` (when the model has one) to floats.
         """
         args = self._index_args(index)
         probs = self._predict_theta(theta, *args)

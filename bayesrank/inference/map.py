@@ -121,6 +121,7 @@ def _fit_map(framework, data, *, maxiter, n_draws, random_seed, init, informatio
     mle_exists = bool(check.get("mle_exists", True))
     converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
     kind = information_kind or framework.default_information
+    cov_theta = np.full_like(information, np.nan)
     if not identified:
         if mle_exists:
             notes.append(
@@ -128,11 +129,17 @@ def _fit_map(framework, data, *, maxiter, n_draws, random_seed, init, informatio
                 "some parameters are not identified by these data, so Wald intervals are not available; "
                 "use method='nuts' (proper priors) or a simpler model."
             )
-        cov_theta = np.full_like(information, np.nan)
-    elif kind == "observed":
-        cov_theta = np.linalg.inv(information)
-    else:  # e.g. the plug-in expected information of the judge-aware paper
-        cov_theta = np.linalg.inv(framework.information(compiled, theta, prepared, kind))
+    elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
+        # kind != "observed": e.g. the plug-in expected information of the judge-aware paper
+        info = information if kind == "observed" else framework.information(compiled, theta, prepared, kind)
+        try:
+            cov_theta = np.linalg.inv(info)
+        except np.linalg.LinAlgError:
+            converged = False
+            notes.append(
+                f"the {kind} information is singular at the estimate: Wald intervals are not available; "
+                "use method='nuts' (proper priors) or a simpler model."
+            )
     if grad_norm >= GRADIENT_TOL and mle_exists:
         notes.append(
             f"the optimiser did not converge (largest gradient entry {grad_norm:.2e} per comparison "
