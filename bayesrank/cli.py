@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="MAP intervals from the observed or expected information (default: the model's)")
     fit.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold (0: one global threshold)")
     fit.add_argument("--tie-intercept", action="store_true", help="add a global intercept to the factored ties (nested model)")
+    fit.add_argument("--tie-threshold", default=None, choices=("softplus", "abs"),
+                     help="rao-kupper: eta = softplus(h) (default) or the paper's |h| floored at 0.01 (replication)")
     fit.add_argument("--k-cov", type=int, default=None,
                      help="bt / rao-kupper / davidson: Thurstonian covariance, 0 for diagonal, K for diagonal + rank K")
     fit.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
@@ -71,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--position-bias", action="store_true", help="judge-aware / btl: position intercept")
     ev.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold")
     ev.add_argument("--tie-intercept", action="store_true", help="global intercept for the factored ties")
+    ev.add_argument("--tie-threshold", default=None, choices=("softplus", "abs"),
+                    help="rao-kupper: softplus (default) or the paper's |h| floored at 0.01")
     ev.add_argument("--k-cov", type=int, default=None, help="Thurstonian covariance rank (0: diagonal)")
     ev.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
     ev.add_argument("--data-format", default=None, help="override file format detection")
@@ -124,8 +128,13 @@ def framework_from_args(args):
         return BradleyTerry(ties=args.ties or "half", k_cov=k_cov)
     if args.ties not in (None, "half"):
         raise BayesrankError(f"--ties {args.ties} applies to bt only; {args.model} models ties itself.")
-    cls = RaoKupper if args.model == "rao-kupper" else Davidson
-    return cls(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov)
+    threshold = getattr(args, "tie_threshold", None)
+    if args.model == "rao-kupper":
+        return RaoKupper(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov,
+                         threshold=threshold or "softplus")
+    if threshold is not None:
+        raise BayesrankError("--tie-threshold applies to rao-kupper only.")
+    return Davidson(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov)
 
 
 def _fit(args, framework, data):

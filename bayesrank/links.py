@@ -13,6 +13,9 @@ Links
 ``rao-kupper``
     Rao–Kupper with η = softplus(h) ≥ 0, a smooth map instead of leaderbot's ``|η|`` clipped
     at 0.01: P(a) = σ(d − η), P(b) = σ(−d − η), P(tie) = (e^{2η} − 1) P(a) P(b).
+``rao-kupper-abs``
+    The leaderbot paper's form of the Rao–Kupper threshold, η = √(h² + 0.01²): a smooth
+    version of its ``max(|h|, 0.01)``, for replicating the paper's factored models exactly.
 ``davidson``
     Davidson with η = h ∈ ℝ: P ∝ (e^{d/2}, e^{−d/2}, e^{η}).
 """
@@ -25,7 +28,10 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 
-LINKS = ("bt", "rao-kupper", "davidson")
+LINKS = ("bt", "rao-kupper", "rao-kupper-abs", "davidson")
+
+#: floor of the paper-form Rao–Kupper threshold (leaderbot clips |h| at 0.01)
+ABS_FLOOR = 0.01
 
 
 def log_probs(link: str, d, h=None):
@@ -48,7 +54,7 @@ def log_probs(link: str, d, h=None):
     if link == "bt":
         win_a, win_b = -pt.softplus(-d), -pt.softplus(d)
         tie = pt.full_like(d, -np.inf)
-    elif link == "rao-kupper":
+    elif link in ("rao-kupper", "rao-kupper-abs"):
         eta = tie_threshold(link, h)
         win_a, win_b = -pt.softplus(eta - d), -pt.softplus(eta + d)
         # log(e^{2η} − 1) = 2η + log(1 − e^{−2η}), stable for large and small η
@@ -64,7 +70,11 @@ def log_probs(link: str, d, h=None):
 
 def tie_threshold(link: str, h):
     """The tie threshold η on the link's own scale (η ≥ 0 for Rao–Kupper, η ∈ ℝ for Davidson)."""
-    return pt.softplus(h) if link == "rao-kupper" else h
+    if link == "rao-kupper":
+        return pt.softplus(h)
+    if link == "rao-kupper-abs":  # leaderbot's max(|h|, 0.01), smoothed: √(h² + 0.01²)
+        return pt.sqrt(h**2 + ABS_FLOOR**2)
+    return h
 
 
 def cell_loglik(counts, logp):

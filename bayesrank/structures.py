@@ -80,7 +80,7 @@ def n_symmetric(k: int) -> int:
     return k * (k + 1) // 2
 
 
-def tie_factors(m: int, k: int, prior: str, sigma: float):
+def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0):
     """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
 
     G = Φ⊥C + ΦS with C ∈ ℝ^{(m−k)×k} free and S symmetric; this removes the null space
@@ -92,15 +92,27 @@ def tie_factors(m: int, k: int, prior: str, sigma: float):
         Registered as the deterministic ``tie_factor`` with dims ``(item, tie_factor)``.
     phi : ndarray
         The fixed basis Φ (m×k).
+
+    Notes
+    -----
+    ``start_level`` c ≠ 0 starts the optimiser at the H of G₀ = c·1e₁ᵀ, i.e.
+    h_ab = c(φ_a1 + φ_b1), positive for every pair because the first DCT-IV column is
+    positive. Threshold maps that are flat at h = 0 (the paper's |h|) need such a start.
     """
     full = dct_iv_basis(m)
     phi, phi_perp = full[:, :k], full[:, k:]
+    rows, cols = np.triu_indices(k)
+    G0 = np.zeros((m, k))
+    G0[:, 0] = start_level
+    A = phi.T @ G0
+    coef0, sym0 = phi_perp.T @ G0, ((A + A.T) / 2)[rows, cols]
+    # initial values only where needed, and for MAP only (nutpie cannot take them)
+    start = start_level != 0 and prior == "flat"
     parts = []
     if m > k:
-        coef = free_real("tie_coef", prior, sigma, shape=(m - k, k))
+        coef = free_real("tie_coef", prior, sigma, shape=(m - k, k), **({"initval": coef0} if start else {}))
         parts.append(pt.as_tensor(phi_perp) @ coef)
-    sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),))
-    rows, cols = np.triu_indices(k)
+    sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
     S = pt.zeros((k, k))
     S = pt.set_subtensor(S[rows, cols], sym)
     S = pt.set_subtensor(S[cols, rows], sym)
