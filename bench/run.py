@@ -285,10 +285,32 @@ def markdown(result: dict) -> str:
         "",
     ]
     lines += _slope_section(result["raw"].get("judge_mse_slope"), h)
+    lines += _grid_section(result["raw"])
     errors = [(k, v) for k, v in result["raw"].items() for v in (v if isinstance(v, list) else [v]) if isinstance(v, dict) and "error" in v]
     if errors:
         lines += ["## Errors", ""] + [f"- `{k}`: {v['error']}" for k, v in errors] + [""]
     return "\n".join(lines)
+
+
+def _grid_section(raw) -> list[str]:
+    """Section: the 30-model grid, and leaderbot's train() for models 20, 24, 28 (same run)."""
+    grid = raw.get("grid30")
+    if not grid or "models" not in grid:
+        return []
+    ours = {r["id"]: r for r in grid["models"]}
+    out = ["", "## 6. All 30 models of Table D.1 by MAP, and leaderbot `train()` for models 20, 24, 28", "",
+           f"bayesrank: all 30 models in **{grid['total_seconds']:.1f} s** in one process (each model compiled once; "
+           f"{sum(r['converged'] for r in grid['models'])}/30 converged). 'ours' is each model's first fit, "
+           "compilation included (the grid fits every model once); leaderbot's time excludes its numba JIT.", "",
+           "| model | ours (s) | leaderbot (s) | ratio | target ≥ 30× | NLL ours | NLL leaderbot |", "|---|---|---|---|---|---|---|"]
+    for r in raw.get("leaderbot_models", {}).get("models", []):
+        o = ours[r["id"]]
+        ratio_ = r["seconds"] / o["seconds"]
+        out.append(f"| {r['id']} | {o['seconds']:.2f} | {r['seconds']:.2f} | {ratio_:.1f}× | "
+                   f"{'met' if ratio_ >= 30 else 'missed'} | {o['nll']:.6f} | {r['loss']:.6f} |")
+    out += ["", "| model | seconds | NLL | converged |", "|---|---|---|---|"]
+    out += [f"| {r['id']} | {r['seconds']:.2f} | {r['nll']:.5f} | {r['converged']} |" for r in grid["models"]]
+    return out
 
 
 def _slope_section(sl, h) -> list[str]:
@@ -334,6 +356,7 @@ def main(argv=None):
     p.add_argument("--leaderbot-runs", type=int, default=3,
                    help="leaderbot train() calls in one process (first includes numba JIT; last runs with 1 BLAS thread)")
     p.add_argument("--skip-leaderbot", action="store_true")
+    p.add_argument("--skip-grid", action="store_true", help="skip the 30-model grid and leaderbot models 20, 24, 28")
     p.add_argument("--slope-replicates", type=int, default=200,
                    help="judge-aware MSE slope: simulated datasets per comparison budget T (≥30)")
     p.add_argument("--no-profile", action="store_true", help="skip the cProfile of a warm fit")
@@ -362,6 +385,10 @@ def main(argv=None):
     raw["judge_mse_slope"] = run_task("judge-mse-slope", "--replicates", str(args.slope_replicates))
     if not args.skip_leaderbot:
         raw["leaderbot"] = run_task("leaderbot", "--repeats", str(args.leaderbot_runs), "--one-thread-last")
+    if not args.skip_grid:
+        raw["grid30"] = run_task("grid30", timeout=3600)
+        if not args.skip_leaderbot:
+            raw["leaderbot_models"] = run_task("leaderbot-models", timeout=3600)
     machine["load_average_at_end"] = os.getloadavg()
 
     profiles = {}

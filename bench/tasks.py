@@ -395,6 +395,50 @@ def task_judge_mse_slope(args):
     }
 
 
+def _paper_framework(mid: int):
+    """Paper Table D.1 model ID -> framework (the mapping of models/arena-2024/make_table_d1.py)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "models" / "arena-2024" / "make_table_d1.py"
+    spec = importlib.util.spec_from_file_location("make_table_d1", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.framework(mid)
+
+
+def task_grid30(args):
+    """All 30 models of Table D.1 by MAP in one process (each compiles once): seconds and NLL."""
+    import bayesrank as br
+
+    data = br.load("arena-2024")
+    rows = []
+    for mid in range(1, 31):
+        fw = _paper_framework(mid)
+        t, fit = timed(lambda: fw.fit(data))
+        rows.append({"id": mid, "label": fw.label, "seconds": t, "nll": fit.nll, "converged": fit.converged,
+                     "grad_norm": fit.diagnostics["grad_norm"]})
+    return {"models": rows, "total_seconds": sum(r["seconds"] for r in rows)}
+
+
+def task_leaderbot_models(args):
+    """leaderbot train() (paper defaults, 1 BLAS thread) for the Davidson k_tie=1 models 20, 24, 28."""
+    from threadpoolctl import threadpool_limits
+
+    import leaderbot as lb
+
+    d = lb.data.load()
+    rows = []
+    for mid, k_cov in ((20, None), (24, 0), (28, 3)):
+        m = lb.models.Davidson(d, k_cov=k_cov, k_tie=1)
+        with threadpool_limits(1):
+            m.train(method="BFGS", max_iter=3, tol=1e-8)  # numba JIT outside the timing
+            m = lb.models.Davidson(d, k_cov=k_cov, k_tie=1)
+            t, _ = timed(lambda: m.train(method="BFGS", max_iter=1500, tol=1e-8))
+        rows.append({"id": mid, "seconds": t, "loss": float(m.loss()), "iterations": int(m._result.nit),
+                     "success": bool(m._result.success)})
+    return {"models": rows}
+
+
 TASKS = {
     "cold": task_cold,
     "cold-tracemalloc": task_cold_tracemalloc,
@@ -403,6 +447,8 @@ TASKS = {
     "bt": task_bt,
     "leaderbot": task_leaderbot,
     "judge-mse-slope": task_judge_mse_slope,
+    "grid30": task_grid30,
+    "leaderbot-models": task_leaderbot_models,
 }
 
 
