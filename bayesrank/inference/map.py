@@ -73,13 +73,6 @@ def fit_map(
                         information_kind=information)
 
 
-def _n_free_hint(framework, data) -> int:
-    try:
-        return framework.count_free_parameters(data)
-    except Exception:  # noqa: BLE001 - only a performance hint
-        return 0
-
-
 def _fit_map(framework, data, *, maxiter, n_draws, random_seed, init, information_kind=None):
     from bayesrank.results import Fit
 
