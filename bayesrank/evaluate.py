@@ -127,18 +127,7 @@ def predict_log_probs(fit, data: Comparisons | None = None) -> tuple[Comparisons
         raise ValueError("the cells to predict must use the same items (in the same order) as the fit.")
     cells = fit.framework.prepare(data)
     compiled = compiled_model(fit.framework, cells, prior="flat" if fit.method == "map" else "weak")
-    names = [v.name for v in compiled.model.free_RVs]
-    if fit.method == "map":
-        values = {n: fit.tree["map"][n].values for n in names}
-        return cells, compiled.cell_log_probs_from_values(values)
-    post = fit.tree["posterior"]
-    n_draws = post.sizes["chain"] * post.sizes["draw"]
-    keep = np.linspace(0, n_draws - 1, min(200, n_draws)).astype(int)
-    flat = {n: post[n].values.reshape(n_draws, *post[n].shape[2:]) for n in names}
-    probs = np.mean([np.exp(compiled.cell_log_probs_from_values({n: flat[n][k] for n in names}))
-                     for k in keep], axis=0)
-    with np.errstate(divide="ignore"):
-        return cells, np.log(probs)
+    return cells, fit.log_probs_of(compiled)
 
 
 def goodness_of_fit(fit, data: Comparisons | None = None, leaderbot_compat: bool = False) -> dict[str, float]:

@@ -139,7 +139,17 @@ class Fit:
         """
         if self.method == "map":
             return self._compiled.cell_log_probs(self.tree["map"]["theta"].values)
-        probs = np.mean([np.exp(lp) for lp in self._draw_log_probs()], axis=0)
+        return self.log_probs_of(self._compiled)
+
+    def log_probs_of(self, compiled, max_draws: int = 200) -> np.ndarray:
+        """``(n_cells, 3)`` log-probabilities of the cells of another compiled model of this
+        framework (e.g. a test split): MAP — at the estimated variables; NUTS — log of the
+        posterior-mean probabilities over at most ``max_draws`` draws."""
+        if self.method == "map":
+            names = [v.name for v in compiled.model.free_RVs]
+            return compiled.cell_log_probs_from_values({n: self.tree["map"][n].values for n in names})
+        probs = np.mean([np.exp(compiled.cell_log_probs_from_values(v)) for v in self._posterior_values(max_draws)],
+                        axis=0)
         with np.errstate(divide="ignore"):
             return np.log(probs)
 
@@ -369,10 +379,6 @@ class Fit:
         from bayesrank.inference.compiled import compiled_model
 
         return compiled_model(self.framework, self.model_data, prior="flat" if self.method == "map" else "weak")
-
-    def _draw_log_probs(self, max_draws: int = 200):
-        for values in self._posterior_values(max_draws):
-            yield self._compiled.cell_log_probs_from_values(values)
 
     def predict(self, item_a, item_b, *, judge=None, first=None, covariate=None, level: float = 0.95,
                 max_draws: int = 1000) -> pd.DataFrame:

@@ -156,13 +156,8 @@ class CompiledModel:
             if theta.size <= EXACT_HESSIAN_MAX:
                 return self.autodiff_hessian(theta)
             return self.hessian_fd(theta)
-        fn, names, shapes = self._reported
-        flat = fn(theta)
-        values, start = {}, 0
-        for name, shape in zip(names, shapes):
-            size = int(np.prod(shape)) if shape else 1
-            values[name] = flat[start : start + size].reshape(shape)
-            start += size
+        fn, _, _ = self._reported
+        values, _ = self._unpack(fn(theta))
         natural_names, H = natural(self.data, values)
         B = self._natural_jacobian(natural_names)
         return B.T @ H @ B
@@ -170,17 +165,8 @@ class CompiledModel:
     def hessian_fd(self, theta: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
         """Symmetrised central-difference Hessian from the exact gradient."""
         theta = np.asarray(theta, dtype=float)
-        n = theta.size
         steps = rel_step * np.maximum(1.0, np.abs(theta))
-        H = np.empty((n, n))
-        x = theta.copy()
-        for i in range(n):
-            x[i] = theta[i] + steps[i]
-            g_plus = self.logp_dlogp(x)[1]
-            x[i] = theta[i] - steps[i]
-            g_minus = self.logp_dlogp(x)[1]
-            x[i] = theta[i]
-            H[:, i] = (g_plus - g_minus) / (2 * steps[i])
+        H = central_jacobian(lambda t: self.logp_dlogp(t)[1], theta, steps)
         return (H + H.T) / 2
 
     def autodiff_hessian(self, theta: np.ndarray) -> np.ndarray:
@@ -236,26 +222,25 @@ class CompiledModel:
             ``(len(q), n_free)`` with q the concatenation of the values in ``layout`` order.
         layout : list of (name, slice, shape)
         """
-        fn, names, shapes = self._reported
-        flat = fn(theta)
-        jac = central_jacobian(fn, theta)
+        fn, _, _ = self._reported
+        values, layout = self._unpack(fn(theta))
+        return values, central_jacobian(fn, theta), layout
+
+    def _unpack(self, flat: np.ndarray) -> tuple[dict[str, np.ndarray], list]:
+        """Split the flat output of ``_reported`` into named arrays and their layout."""
+        _, names, shapes = self._reported
         values, layout, start = {}, [], 0
         for name, shape in zip(names, shapes):
             size = int(np.prod(shape)) if shape else 1
             values[name] = flat[start : start + size].reshape(shape)
             layout.append((name, slice(start, start + size), shape))
             start += size
-        return values, jac, layout
-
-    @cached_property
-    def _free_rv_fn(self):
-        """θ ↦ free RV values (constrained), vectorised over a batch of θ rows."""
-        outs = self._in_theta(list(self.model.free_RVs))
-        return pytensor.function([self.theta], outs)
+        return values, layout
 
     def free_rv_values(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """Constrained values of the free random variables at θ."""
-        return dict(zip([v.name for v in self.model.free_RVs], self._free_rv_fn(theta)))
+        values, _ = self._unpack(self._reported[0](theta))
+        return {v.name: values[v.name] for v in self.model.free_RVs}
 
     @cached_property
     def _cell_logp(self):
@@ -325,11 +310,14 @@ class CompiledModel:
         return fn(*[values[n] for n in names], *self._index_args(index))
 
 
-def central_jacobian(fn, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    """Jacobian of a vector function by central differences, ``(len(fn(θ)), len(θ))``."""
+def central_jacobian(fn, theta: np.ndarray, step=1e-6) -> np.ndarray:
+    """Jacobian of a vector function by central differences, ``(len(fn(θ)), len(θ))``.
+
+    ``step`` is one step for every coordinate or an array of per-coordinate steps."""
+    steps = np.broadcast_to(np.asarray(step, dtype=float), theta.shape)
     cols = []
     for k in range(theta.size):
         e = np.zeros_like(theta)
-        e[k] = step
-        cols.append((np.ravel(fn(theta + e)) - np.ravel(fn(theta - e))) / (2 * step))
+        e[k] = steps[k]
+        cols.append((np.ravel(fn(theta + e)) - np.ravel(fn(theta - e))) / (2 * steps[k]))
     return np.column_stack(cols) if cols else np.zeros((np.ravel(fn(theta)).size, 0))
