@@ -87,22 +87,35 @@ def cell_loglik(counts, logp):
 
 
 @cache
-def _cell_curvature_fn(link: str):
+def _cell_derivatives_fn(link: str):
     d, h = pt.dvector("d"), pt.dvector("h")
     counts = pt.dmatrix("counts")
     ll = cell_loglik(counts, log_probs(link, d, h if link != "bt" else None)).sum()
     # the log-likelihood is a sum of per-cell terms, so the gradient of a summed derivative
     # is the per-cell second derivative
     gd = pt.grad(ll, d)
-    outs = [pt.grad(gd.sum(), d)]
+    grads, curv = [gd], [pt.grad(gd.sum(), d)]
     if link != "bt":
         gh = pt.grad(ll, h)
-        outs += [pt.grad(gd.sum(), h), pt.grad(gh.sum(), h)]
-    return pytensor.function([d, h, counts], outs, on_unused_input="ignore")
+        grads.append(gh)
+        curv += [pt.grad(gd.sum(), h), pt.grad(gh.sum(), h)]
+    return pytensor.function([d, h, counts], grads + curv, on_unused_input="ignore"), len(grads)
 
 
-def cell_curvature(link: str, d: np.ndarray, h: np.ndarray | None, counts: np.ndarray) -> list[np.ndarray]:
-    """Per-cell second derivatives of the cell log-likelihood: ``[∂²/∂d²]`` for Bradley–Terry,
-    ``[∂²/∂d², ∂²/∂d∂h, ∂²/∂h²]`` for the tie links (exact, by automatic differentiation)."""
+def cell_derivatives(
+    link: str, d: np.ndarray, h: np.ndarray | None, counts: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per-cell first and second derivatives of the cell log-likelihood (exact, by automatic
+    differentiation).
+
+    Returns
+    -------
+    grads : list of ndarray
+        ``[∂/∂d]`` for Bradley–Terry, ``[∂/∂d, ∂/∂h]`` for the tie links.
+    curvature : list of ndarray
+        ``[∂²/∂d²]`` for Bradley–Terry, ``[∂²/∂d², ∂²/∂d∂h, ∂²/∂h²]`` for the tie links.
+    """
     h = np.zeros_like(d) if h is None else np.broadcast_to(h, d.shape).astype(float)
-    return _cell_curvature_fn(link)(np.asarray(d, float), h, np.asarray(counts, float))
+    fn, n_grads = _cell_derivatives_fn(link)
+    out = fn(np.asarray(d, float), h, np.asarray(counts, float))
+    return out[:n_grads], out[n_grads:]

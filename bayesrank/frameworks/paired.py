@@ -37,7 +37,8 @@ from bayesrank.frameworks.base import Framework, gather_scores
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesrank.links import cell_curvature, log_probs
+from bayesrank.frameworks.paired_hessian import paired_natural_hessian
+from bayesrank.links import log_probs
 from bayesrank.structures import (
     empirical_scores,
     factored_threshold,
@@ -165,17 +166,10 @@ class BradleyTerry(Framework):
     def count_free_parameters(self, data):
         return data.n_items - 1 + _n_cov(self.k_cov, data)
 
-    def has_natural_hessian(self) -> bool:
-        return self.k_cov is None  # z_ab = Δμ/√s_ab is not linear in the covariance coordinates
-
     def natural_hessian(self, data, values):
-        """Hessian of the log-likelihood in the natural coordinates (the scores); see
-        :func:`_scatter_hessian`."""
-        score = values["score"]
-        (w_dd,) = cell_curvature(self.link, score[data.a] - score[data.b], None, data.counts())
-        rows = np.column_stack([data.a, data.b])
-        coef = np.column_stack([np.ones(data.n_cells), -np.ones(data.n_cells)])
-        return ("score",), _scatter_hessian(data.n_items, [(rows, coef)], [[w_dd]])
+        """Exact Hessian of the log-likelihood in natural coordinates
+        (:func:`~bayesrank.frameworks.paired_hessian.paired_natural_hessian`)."""
+        return paired_natural_hessian(self, data, values)
 
 
 @dataclass(frozen=True)
@@ -243,47 +237,11 @@ class _TieFramework(Framework):
             return m - 1 + 1 + cov
         return m - 1 + (m - k) * k + n_symmetric(k) + int(self.tie_intercept) + cov
 
-    def has_natural_hessian(self) -> bool:
-        return self.k_cov is None  # z_ab = Δμ/√s_ab is not linear in the covariance coordinates
-
     def natural_hessian(self, data, values):
-        """Hessian of the log-likelihood in natural coordinates (scores, tie factor G, η₀).
-
-        Per cell the predictors d = x_a − x_b and h = g_a·φ_b + g_b·φ_a (+ η₀) are linear with
-        2 and 2k (+1) non-zero coefficients, so ∇²ℓ = Σ_c J_cᵀ W_c J_c is assembled by
-        scatter-adding 2×2 link curvatures W_c: milliseconds instead of the dense
-        automatic-differentiation Hessian's p backward passes.
-        """
-        m, k, n = data.n_items, self.k_tie, data.n_cells
-        score = values["score"]
-        d = score[data.a] - score[data.b]
-        d_rows = np.column_stack([data.a, data.b])
-        d_coef = np.column_stack([np.ones(n), -np.ones(n)])
-        names = ["score"]
-        if k == 0:
-            h = np.full(n, float(values["eta_raw"]))
-            h_rows, h_coef = np.full((n, 1), m), np.ones((n, 1))
-            size = m + 1
-            names.append("eta_raw")
-        else:
-            from bayesrank.structures import dct_iv_basis
-
-            G, phi = values["tie_factor"], dct_iv_basis(m, k)
-            h = (G[data.a] * phi[data.b]).sum(-1) + (G[data.b] * phi[data.a]).sum(-1)
-            factor = m + np.arange(k)  # G[i, j] sits at m + i*k + j
-            h_rows = np.column_stack([data.a[:, None] * k + factor, data.b[:, None] * k + factor])
-            h_coef = np.column_stack([phi[data.b], phi[data.a]])
-            size = m + m * k
-            names.append("tie_factor")
-            if self.tie_intercept:
-                h = h + float(values["eta_raw"])
-                h_rows = np.column_stack([h_rows, np.full(n, size)])
-                h_coef = np.column_stack([h_coef, np.ones(n)])
-                size += 1
-                names.append("eta_raw")
-        w_dd, w_dh, w_hh = cell_curvature(self.link, d, h, data.counts())
-        H = _scatter_hessian(size, [(d_rows, d_coef), (h_rows, h_coef)], [[w_dd, w_dh], [w_dh, w_hh]])
-        return tuple(names), H
+        """Exact Hessian of the log-likelihood in natural coordinates (scores, tie factor G or
+        η, raw covariance coordinates): per-cell link derivatives scatter-added by the chain
+        rule (:func:`~bayesrank.frameworks.paired_hessian.paired_natural_hessian`)."""
+        return paired_natural_hessian(self, data, values)
 
     def reported(self):
         names = ["score"]
@@ -351,26 +309,3 @@ class Davidson(_TieFramework):
 
     name = "davidson"
     link = "davidson"
-
-
-def _scatter_hessian(size, blocks, curvature) -> np.ndarray:
-    """Σ_c J_cᵀ W_c J_c for per-cell predictors with sparse linear coefficients.
-
-    Parameters
-    ----------
-    size : int
-        Number of natural coordinates.
-    blocks : list of (rows, coef)
-        For each predictor u, ``rows[c]`` are the coordinates it depends on in cell c and
-        ``coef[c]`` the coefficients (∂u_c/∂coordinate).
-    curvature : list of list of ndarray
-        ``curvature[u][v][c]`` = ∂²ℓ_c/∂u∂v.
-    """
-    H = np.zeros((size, size))
-    for u, (rows_u, coef_u) in enumerate(blocks):
-        for v, (rows_v, coef_v) in enumerate(blocks):
-            w = curvature[u][v][:, None, None] * coef_u[:, :, None] * coef_v[:, None, :]
-            r = np.broadcast_to(rows_u[:, :, None], w.shape)
-            c = np.broadcast_to(rows_v[:, None, :], w.shape)
-            np.add.at(H, (r.ravel(), c.ravel()), w.ravel())
-    return H
