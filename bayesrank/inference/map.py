@@ -259,6 +259,8 @@ def _newton(compiled, theta, n, max_iter: int = 20):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True
         information = -compiled.hessian(theta)
+        if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
+            return theta, it, False
         d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-300))
         try:
             factor = cho_factor(information / np.outer(d, d))
