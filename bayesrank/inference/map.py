@@ -54,7 +54,8 @@ def fit_map(
     data : Comparisons
         Comparison cells (raw; ``framework.prepare`` is applied here).
     maxiter : int
-        Iteration cap of L-BFGS-B; hitting it marks the fit as not converged.
+        Iteration cap of L-BFGS-B over all its phases (Newton adds at most 20 iterations per
+        attempt); hitting it marks the fit as not converged.
     n_draws : int
         Draws from the asymptotic normal of the scores used for rank intervals.
     random_seed : int, optional
