@@ -67,7 +67,8 @@ def load_data():
 
 def _diag(fit):
     d = fit.diagnostics
-    keys = ("converged", "grad_norm", "iterations", "function_evaluations", "compile_seconds", "seconds")
+    keys = ("converged", "grad_norm", "iterations", "newton_iterations", "function_evaluations", "compile_seconds",
+            "seconds")
     return {k: d.get(k) for k in keys}
 
 
