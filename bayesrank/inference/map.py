@@ -229,7 +229,7 @@ def _maximise(compiled, *, x0, n, maxiter):
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
-    restarts.append("diagonal")  # also after a whitened run that stalls (an MLE at infinity)
+    restarts.append("diagonal")  # also after a whitened run that stalls on a flat ridge (paper model 16)
     for kind in restarts:
         if done or iterations >= maxiter:
             break
