@@ -84,11 +84,6 @@ class Framework:
         """Free parameters after constraints."""
         raise NotImplementedError
 
-    def has_natural_hessian(self) -> bool:
-        """Whether :meth:`natural_hessian` (sparse Hessian in natural coordinates) applies to
-        this instance (frameworks define the method; options may rule it out)."""
-        return callable(getattr(self, "natural_hessian", None))
-
     #: names of the model variables reported with intervals (``score`` first)
     def reported(self) -> tuple[str, ...]:
         return ("score",)

@@ -151,7 +151,7 @@ class CompiledModel:
         and central finite differences of the exact gradient above (:meth:`hessian_fd`).
         """
         natural = getattr(self.framework, "natural_hessian", None)
-        if natural is None or self.data is None or not self.framework.has_natural_hessian():
+        if natural is None or self.data is None:
             theta = np.asarray(theta, dtype=float)
             if theta.size <= EXACT_HESSIAN_MAX:
                 return self.autodiff_hessian(theta)
