@@ -188,44 +188,44 @@ def _maximise(compiled, *, x0, n, maxiter):
     """
     scale = compiled.preconditioner(n)
     evaluations = [0]
-    last = {}
 
-    def objective(y):
-        evaluations[0] += 1
-        lp, grad = compiled.logp_dlogp(y / scale)
-        last["y"], last["grad"] = y, grad
-        return -lp / n, -grad / (n * scale)
+    def lbfgs(theta, budget, stop_below=None, whitening=None):
+        """L-BFGS-B in coordinates y with θ = y / scale (the diagonal preconditioner) or, given
+        ``whitening = (T, T⁻¹)``, θ = T y; stops early once the largest gradient entry per
+        comparison is below ``stop_below``."""
+        if whitening is None:
+            to_theta, y0, pull_back = (lambda y: y / scale), theta * scale, (lambda g: g / scale)
+        else:
+            T, T_inv = whitening
+            to_theta, y0, pull_back = (lambda y: T @ y), T_inv @ theta, (lambda g: T.T @ g)
+        last = {}
 
-    def stop_in_newton_basin(intermediate_result):
-        y = intermediate_result.x
-        # L-BFGS-B accepts its last evaluated point, whose gradient is at hand
-        grad = last["grad"] if np.array_equal(last.get("y"), y) else compiled.logp_dlogp(y / scale)[1]
-        if np.max(np.abs(grad)) / n < NEWTON_START:
-            raise StopIteration
+        def objective(y):
+            evaluations[0] += 1
+            lp, grad = compiled.logp_dlogp(to_theta(y))
+            last["y"], last["grad"] = y, grad
+            return -lp / n, -pull_back(grad) / n
 
-    def lbfgs(theta, budget, callback=None, to_theta=None, from_theta=None):
-        """L-BFGS-B in diagonally scaled coordinates, or in y = from_theta·θ when given."""
-        fun, start = objective, theta * scale
-        if to_theta is not None:
-            def fun(y):
-                evaluations[0] += 1
-                lp, grad = compiled.logp_dlogp(to_theta @ y)
-                return -lp / n, -(to_theta.T @ grad) / n
+        def stop_early(intermediate_result):
+            # L-BFGS-B accepts its last evaluated point, whose gradient is usually at hand
+            if not np.array_equal(last.get("y"), intermediate_result.x):
+                objective(intermediate_result.x)
+            if np.max(np.abs(last["grad"])) / n < stop_below:
+                raise StopIteration
 
-            start = from_theta @ theta
         with np.errstate(over="ignore", invalid="ignore"):
             result = minimize(
-                fun,
-                start,
+                objective,
+                y0,
                 jac=True,
                 method="L-BFGS-B",
-                callback=callback,
+                callback=None if stop_below is None else stop_early,
                 options={"maxiter": budget, "maxcor": 30, "gtol": 1e-10, "ftol": 1e-15},
             )
-        return (result.x / scale if to_theta is None else to_theta @ result.x), int(result.nit)
+        return to_theta(result.x), int(result.nit)
 
-    theta, iterations = lbfgs(x0, maxiter, stop_in_newton_basin)
-    theta, newton, done = _newton(compiled, theta, n)
+    theta, iterations = lbfgs(x0, maxiter, stop_below=NEWTON_START)
+    theta, newton, done, information = _newton(compiled, theta, n)
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
@@ -237,13 +237,15 @@ def _maximise(compiled, *, x0, n, maxiter):
             # curvature from the exact Hessian with |eigenvalues| floored: the flat directions
             # are stretched and the negative ones flipped, so L-BFGS-B sees a round problem
             # (Davidson k_tie=1, k_cov=3 on the arena: 714 iterations instead of 12,300)
-            w, V = np.linalg.eigh(-compiled.hessian(theta) / n)
+            if information is None:
+                information = -compiled.hessian(theta)
+            w, V = np.linalg.eigh(information / n)
             w = np.maximum(np.abs(w), 1e-5 * np.max(np.abs(w)))
-            theta, more = lbfgs(theta, maxiter - iterations, to_theta=V / np.sqrt(w), from_theta=(V * np.sqrt(w)).T)
+            theta, more = lbfgs(theta, maxiter - iterations, whitening=(V / np.sqrt(w), (V * np.sqrt(w)).T))
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
-        theta, more_newton, done = _newton(compiled, theta, n)
+        theta, more_newton, done, information = _newton(compiled, theta, n)
         newton += more_newton
     return theta, {"iterations": iterations, "newton_iterations": newton,
                    "function_evaluations": evaluations[0]}
@@ -252,21 +254,23 @@ def _maximise(compiled, *, x0, n, maxiter):
 def _newton(compiled, theta, n, max_iter: int = 20):
     """Newton's method with backtracking while the log-likelihood is locally concave.
 
-    Returns ``(theta, iterations, converged)``; stops without moving when the Hessian is
-    not negative definite (Newton's direction is then not an ascent direction).
+    Returns ``(theta, iterations, converged, information)``; stops without moving when the
+    Hessian is not negative definite (Newton's direction is then not an ascent direction).
+    ``information`` is −∇²ℓ at the returned θ when Newton stopped there for that reason
+    (the whitened restart reuses it), else None.
     """
     lp, grad = compiled.logp_dlogp(theta)
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
-            return theta, it, True
+            return theta, it, True, None
         information = -compiled.hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
-            return theta, it, False
+            return theta, it, False, None
         d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-300))
         try:
             factor = cho_factor(information / np.outer(d, d))
         except np.linalg.LinAlgError:
-            return theta, it, False
+            return theta, it, False, information
         step = cho_solve(factor, grad / d) / d
         slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
         for alpha in (1.0, 0.5, 0.25, 0.125, 0.0625):
@@ -281,5 +285,5 @@ def _newton(compiled, theta, n, max_iter: int = 20):
                 theta, lp, grad = candidate, lp_new, grad_new
                 break
         else:
-            return theta, it + 1, False
-    return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL
+            return theta, it + 1, False, information
+    return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL, None
