@@ -210,10 +210,10 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
     d_raw = t**2
     L = pt.zeros((m - 1, k))
     L = pt.set_subtensor(L[0, 0], 1.0)
+    diag_index, (rows, cols) = loading_free_entries(m, k)
     if k > 1:
         diag = free_real("cov_load_diag", prior, sigma, shape=(k - 1,))
-        L = pt.set_subtensor(L[np.arange(1, k), np.arange(1, k)], pt.exp(diag))
-    rows, cols = np.tril_indices(m - 1, k=-1, m=k)
+        L = pt.set_subtensor(L[diag_index, diag_index], pt.exp(diag))
     if rows.size:
         off = free_real("cov_load_off", prior, sigma, shape=(rows.size,))
         L = pt.set_subtensor(L[rows, cols], off)
@@ -223,6 +223,20 @@ def thurstonian_covariance(m: int, k: int, prior: str, sigma: float):
     )
     d = pm.Deterministic("cov_diag", d_raw / scale, dims="item")
     return d, loading
+
+
+def loading_free_entries(m: int, k: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Where the free coordinates sit in the (m − 1)×k lower-triangular loading factor L of
+    :func:`thurstonian_covariance` (L₁₁ = 1 is fixed).
+
+    Returns
+    -------
+    diag : ndarray
+        Indices j of the diagonal entries L_jj = exp(``cov_load_diag``), j = 1, …, k − 1.
+    off : (ndarray, ndarray)
+        Rows and columns of the strictly lower entries (``cov_load_off``, in this order).
+    """
+    return np.arange(1, k), np.tril_indices(m - 1, k=-1, m=k)
 
 
 def thurstonian_dispersion(d, loading, a, b):

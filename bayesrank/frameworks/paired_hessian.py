@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayesrank.links import cell_derivatives
-from bayesrank.structures import dct_iv_basis, zero_sum_basis
+from bayesrank.structures import dct_iv_basis, loading_free_entries, zero_sum_basis
 
 
 class _Assembly:
@@ -55,6 +55,12 @@ class _Assembly:
         idx = rows_u[:, :, None] * self.size + rows_v[:, None, :]
         self.index.append(idx.ravel())
         self.weight.append(vals.ravel())
+
+    def predictors(self, preds, W):
+        """Σ_c J_uᵀ W[u][v]_c J_v over every pair of predictors (u, v)."""
+        for u, pred_u in enumerate(preds):
+            for v, pred_v in enumerate(preds):
+                self.outer(pred_u, pred_v, W[u][v])
 
     def add(self, rows, cols, w):
         """Entries w at (rows, cols) (arrays of equal length)."""
@@ -138,13 +144,10 @@ def paired_natural_hessian(framework, data, values) -> tuple[tuple[str, ...], np
         _, curv = cell_derivatives(framework.link, delta, h, counts)
         asm = _Assembly(size)
         if h is None:
-            asm.outer(delta_pred, delta_pred, curv[0])
+            asm.predictors([delta_pred], [[curv[0]]])
         else:
             w_dd, w_dh, w_hh = curv
-            asm.outer(delta_pred, delta_pred, w_dd)
-            asm.outer(delta_pred, h_pred, w_dh)
-            asm.outer(h_pred, delta_pred, w_dh)
-            asm.outer(h_pred, h_pred, w_hh)
+            asm.predictors([delta_pred, h_pred], [[w_dd, w_dh], [w_dh, w_hh]])
         return tuple(names), asm.matrix()
     return _covariance_hessian(framework, data, values, names, offsets, size, delta, delta_pred, h,
                                h_pred if h is not None else None, counts)
@@ -160,9 +163,9 @@ def _covariance_hessian(framework, data, values, names, offsets, size, delta, de
     if k:
         L = np.zeros((m - 1, k))
         L[0, 0] = 1.0
+        diag_index, (rows_off, cols_off) = loading_free_entries(m, k)
         diag = np.exp(np.asarray(values.get("cov_load_diag", np.zeros(0)), dtype=float))
-        L[np.arange(1, k), np.arange(1, k)] = diag
-        rows_off, cols_off = np.tril_indices(m - 1, k=-1, m=k)
+        L[diag_index, diag_index] = diag
         L[rows_off, cols_off] = np.asarray(values.get("cov_load_off", np.zeros(0)), dtype=float)
         basis = zero_sum_basis(m)
         lam = basis @ L
@@ -197,21 +200,17 @@ def _covariance_hessian(framework, data, values, names, offsets, size, delta, de
         np.column_stack([off_t + a, off_t + b, off_lam + a[:, None] * k + factor, off_lam + b[:, None] * k + factor]),
         np.column_stack([2 * t[a], 2 * t[b], 2 * diff, -2 * diff]),
     )
-    preds = [delta_pred, s_pred]
-    W = [[w_dd, w_ds], [w_ds, w_ss]]
-    cross = [c_d, c_s]
-    if h is not None:
+    if h is None:
+        preds, W, cross = [delta_pred, s_pred], [[w_dd, w_ds], [w_ds, w_ss]], [c_d, c_s]
+    else:
         L_zh, L_hh = curv[1], curv[2]
-        preds.append(h_pred)
-        W[0].append(L_zh * z_d)
-        W[1].append(L_zh * z_s)
-        W.append([W[0][2], W[1][2], L_hh])
-        cross.append(L_zh * z_c)
+        w_dh, w_sh = L_zh * z_d, L_zh * z_s
+        preds = [delta_pred, s_pred, h_pred]
+        W = [[w_dd, w_ds, w_dh], [w_ds, w_ss, w_sh], [w_dh, w_sh, L_hh]]
+        cross = [c_d, c_s, L_zh * z_c]
 
     asm = _Assembly(size_nat)
-    for u, pu in enumerate(preds):
-        for v, pv in enumerate(preds):
-            asm.outer(pu, pv, W[u][v])
+    asm.predictors(preds, W)
     # Σ_c ℓ_s ∇²s̃_c: 2ℓ_s on t_a, t_b; 2ℓ_s [[I, −I], [−I, I]] on (λ̃_a, λ̃_b)
     asm.add(off_t + a, off_t + a, 2 * ell_s)
     asm.add(off_t + b, off_t + b, 2 * ell_s)
@@ -243,7 +242,7 @@ def _covariance_hessian(framework, data, values, names, offsets, size, delta, de
     # Λ̃ (m·k entries) → (cov_load_diag, cov_load_off): ∂vec(Λ̃)/∂(diag, off), dense
     n_diag, n_off = k - 1, rows_off.size
     M = np.zeros((m * k, n_diag + n_off))
-    for j in range(1, k):
+    for j in diag_index:
         M[np.arange(m) * k + j, j - 1] = basis[:, j] * diag[j - 1]
     for q, (r, c) in enumerate(zip(rows_off, cols_off)):
         M[np.arange(m) * k + c, n_diag + q] = basis[:, r]
