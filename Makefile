@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/bayesrank demo --out models/arena-2024
+	$(VENV)/bin/bayesrank demo --out demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -1,31 +1,48 @@
 """bayesrank: statistically sound LLM leaderboards from pairwise comparisons.
 
 >>> import bayesrank as br
->>> fit = br.Davidson(k_tie=1).fit("arena-2024", method="map")   # doctest: +SKIP
->>> fit.leaderboard().head()                                       # doctest: +SKIP
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")   # doctest: +SKIP
+>>> fit.leaderboard().head()                            # doctest: +SKIP
+
+The public names below are imported on first use, so ``import bayesrank`` stays light
+(the PyMC stack is loaded only when a model is built or a fit is read).
 """
 
-from bayesrank.data import Comparisons, load, load_dataset
-from bayesrank.errors import BayesrankError, DataError, ModelSpecError, StatisticalWarning
-from bayesrank.frameworks import BTL, BradleyTerry, Davidson, JudgeAware, Priors, RaoKupper, framework_from_spec
-from bayesrank.results import Fit
+from importlib import import_module
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BTL",
-    "BayesrankError",
-    "BradleyTerry",
-    "Comparisons",
-    "DataError",
-    "Davidson",
-    "Fit",
-    "JudgeAware",
-    "ModelSpecError",
-    "Priors",
-    "RaoKupper",
-    "StatisticalWarning",
-    "framework_from_spec",
-    "load",
-    "load_dataset",
-]
+#: public name -> module that defines it
+_PUBLIC = {
+    "BayesrankError": "bayesrank.errors",
+    "DataError": "bayesrank.errors",
+    "ModelSpecError": "bayesrank.errors",
+    "Comparisons": "bayesrank.data.comparisons",
+    "load": "bayesrank.data.load",
+    "load_dataset": "bayesrank.data.load",
+    "BradleyTerry": "bayesrank.model.paired",
+    "RaoKupper": "bayesrank.model.paired",
+    "Davidson": "bayesrank.model.paired",
+    "Priors": "bayesrank.model.framework",
+    "JudgeAware": "bayesrank.model.judge_aware",
+    "BTL": "bayesrank.model.judge_aware",
+    "JudgeAwareCovariate": "bayesrank.model.judge_aware",
+    "JudgePriors": "bayesrank.model.judge_aware",
+    "framework_from_spec": "bayesrank.model.registry",
+    "fit": "bayesrank.results.fit",
+    "Fit": "bayesrank.results.fit",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayesrank' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -1,14 +1,9 @@
 """Command line: ``bayesrank fit | evaluate | datasets | demo``.
 
-``bayesrank fit DATA --model {bt,rao-kupper,davidson,judge-aware,btl} [--ties half|drop|davidson]
-[--position-bias] [--information observed|expected] [--k-tie K] [--tie-intercept] [--method map|nuts] [--draws N --tune N --chains N --seed S]
-[--k-cov K] [--format table|json|csv] [--out DIR]``
-
-``bayesrank evaluate DATA --model ... [--ties ...] [--k-tie K] [--k-cov K] [--split 0.9 --seed 20]
-[--format table|json|csv]`` prints the leaderbot paper's goodness-of-fit metrics on the
-training data (no ``--split``: NLL, cross-entropies, weighted count RMSEs, KLD, JSD, AIC, BIC)
-or, with ``--split F``, fits on a random fraction F of the cells and prints the same metrics
-on the held-out cells (``--split 0.9 --seed 20`` is the paper's 3109 / 346 arena split).
+The CLI only parses, calls the public API and renders. Model options are not declared here:
+they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
+whose metadata give the help text and choices, and whose own validation runs. Whatever the
+CLI prints, the API returns too.
 
 ``--format json`` prints one JSON object (the stable contract other tools rely on):
 ``framework, method, n_items, n_comparisons, n_cells, nll, loglik, n_params, converged,
@@ -19,14 +14,19 @@ line on stderr for bad input or usage.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+import typing
 import warnings
 from pathlib import Path
 
 from bayesrank.errors import BayesrankError
 
-MODELS = ("bt", "rao-kupper", "davidson", "judge-aware", "btl")
+#: How a framework field is spelled on the command line when not ``--<field-with-dashes>``.
+FLAGS = {"threshold": "--tie-threshold"}
+#: Files written by ``--out DIR``.
+OUTPUTS = ("fit.nc", "summary.json", "leaderboard.csv")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,56 +40,89 @@ class _UsageError(Exception):
     pass
 
 
+def _frameworks():
+    from bayesrank.model.registry import FRAMEWORKS
+
+    return FRAMEWORKS
+
+
+def _model_fields() -> dict[str, list]:
+    """Every option of every framework: field name → the fields (one per framework having it)."""
+    out: dict[str, list] = {}
+    for cls in _frameworks().values():
+        for f in dataclasses.fields(cls):
+            if f.name != "priors":
+                out.setdefault(f.name, []).append((cls, f))
+    return out
+
+
+def _flag(name: str) -> str:
+    return FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def _add_model_args(p) -> None:
+    """``--model`` and one option per framework field, derived from the dataclasses."""
+    p.add_argument("--model", required=True, choices=list(_frameworks()),
+                   help="the framework: " + "; ".join(f"{n}: {c.__doc__.strip().splitlines()[0]}"
+                                                      for n, c in _frameworks().items()))
+    for name, owners in _model_fields().items():
+        f = owners[0][1]
+        users = ", ".join(cls.name for cls, _ in owners)
+        help_text = f"{f.metadata.get('help', name)} [{users}]"
+        hint = typing.get_type_hints(owners[0][0])[name]
+        if hint is bool:
+            p.add_argument(_flag(name), dest=name, action="store_true", default=None, help=help_text)
+            continue
+        choices = sorted({c for _, g in owners for c in g.metadata.get("choices", ())}) or None
+        kind = int if int in typing.get_args(hint) or hint is int else str
+        p.add_argument(_flag(name), dest=name, type=kind, choices=choices, default=None, help=help_text)
+
+
+def _add_data_args(p) -> None:
+    p.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
+    p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
+    p.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    p.add_argument("--covariates", default=None,
+                   help="comma-separated numeric record columns kept as per-comparison covariates")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bayesrank", description="Leaderboards from pairwise comparisons of LLMs.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     fit = sub.add_parser("fit", help="fit a model and print its leaderboard")
-    fit.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
-    fit.add_argument("--model", required=True, choices=MODELS)
-    fit.add_argument("--ties", default=None,
-                     help="tie handling: half (default) or drop for bt; half, drop or davidson for judge-aware / btl")
-    fit.add_argument("--position-bias", action="store_true",
-                     help="judge-aware / btl: per-judge intercept for the answer shown first")
+    _add_data_args(fit)
+    _add_model_args(fit)
+    fit.add_argument("--method", default="map", choices=("map", "nuts"))
     fit.add_argument("--information", default=None, choices=("observed", "expected"),
                      help="MAP intervals from the observed or expected information (default: the model's)")
-    fit.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold (0: one global threshold)")
-    fit.add_argument("--tie-intercept", action="store_true", help="add a global intercept to the factored ties (nested model)")
-    fit.add_argument("--tie-threshold", default=None, choices=("softplus", "abs"),
-                     help="rao-kupper: eta = softplus(h) (default) or the paper's |h| floored at 0.01 (replication)")
-    fit.add_argument("--k-cov", type=int, default=None,
-                     help="bt / rao-kupper / davidson: Thurstonian covariance, 0 for diagonal, K for diagonal + rank K")
-    fit.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
-    fit.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
-    _add_inference_args(fit)
+    fit.add_argument("--n-draws", type=int, default=1000, help="MAP: draws from the asymptotic normal (rank intervals)")
+    fit.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
+    fit.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
+    fit.add_argument("--chains", type=int, default=4, help="NUTS: chains")
+    fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
+    fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
+    fit.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
+                     help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
+    fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
-    fit.add_argument("--out", type=Path, default=None, help="directory for fit.nc, summary.json and leaderboard.csv")
+    fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)}")
 
     ev = sub.add_parser("evaluate", help="goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)")
-    ev.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
-    ev.add_argument("--model", required=True, choices=MODELS)
-    ev.add_argument("--ties", default=None, help="tie handling (as for 'fit')")
-    ev.add_argument("--position-bias", action="store_true", help="judge-aware / btl: position intercept")
-    ev.add_argument("--k-tie", type=int, default=0, help="rank of the factored tie threshold")
-    ev.add_argument("--tie-intercept", action="store_true", help="global intercept for the factored ties")
-    ev.add_argument("--tie-threshold", default=None, choices=("softplus", "abs"),
-                    help="rao-kupper: softplus (default) or the paper's |h| floored at 0.01")
-    ev.add_argument("--k-cov", type=int, default=None, help="Thurstonian covariance rank (0: diagonal)")
-    ev.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
-    ev.add_argument("--data-format", default=None, help="override file format detection")
+    _add_data_args(ev)
+    _add_model_args(ev)
     ev.add_argument("--split", type=float, default=None,
                     help="fraction of the cells to train on; the metrics are then on the rest (paper: 0.9)")
     ev.add_argument("--seed", type=int, default=20, help="seed of the split (paper: 20)")
     ev.add_argument("--leaderbot-compat", action="store_true",
                     help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
     ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    ev.set_defaults(information=None)
 
     sub.add_parser("datasets", help="list the bundled datasets")
 
     demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
-    demo.add_argument("--out", type=Path, default=Path("models/arena-2024"))
+    demo.add_argument("--out", type=Path, default=Path("demo"), help="directory for the two fits")
     demo.add_argument("--draws", type=int, default=1000)
     demo.add_argument("--tune", type=int, default=1000)
     demo.add_argument("--chains", type=int, default=4)
@@ -97,178 +130,145 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_inference_args(p):
-    p.add_argument("--method", default="map", choices=("map", "nuts"))
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
-                   help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
-
-
 def framework_from_args(args):
-    """The framework named by ``--model`` and its options."""
-    from bayesrank.frameworks import BTL, BradleyTerry, Davidson, JudgeAware, RaoKupper
+    """The framework named by ``--model`` with the options given on the command line.
 
-    # judge-aware branch: the judge-aware BTL and its pooled baseline
-    k_cov = getattr(args, "k_cov", None)
-    if args.model in ("judge-aware", "btl"):
-        if k_cov is not None:
-            raise BayesrankError(f"--k-cov applies to bt, rao-kupper and davidson, not {args.model}.")
-        if args.k_tie or args.tie_intercept:
-            raise BayesrankError(f"--k-tie and --tie-intercept apply to rao-kupper and davidson, not {args.model}.")
-        cls = JudgeAware if args.model == "judge-aware" else BTL
-        return cls(ties=args.ties or "half", position_bias=args.position_bias)
-    if args.position_bias:
-        raise BayesrankError("--position-bias applies to judge-aware and btl only.")
-    if args.model == "bt":
-        if args.k_tie or args.tie_intercept:
-            raise BayesrankError("--k-tie and --tie-intercept apply to rao-kupper and davidson, not bt.")
-        return BradleyTerry(ties=args.ties or "half", k_cov=k_cov)
-    if args.ties not in (None, "half"):
-        raise BayesrankError(f"--ties {args.ties} applies to bt only; {args.model} models ties itself.")
-    threshold = getattr(args, "tie_threshold", None)
-    if args.model == "rao-kupper":
-        return RaoKupper(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov,
-                         threshold=threshold or "softplus")
-    if threshold is not None:
-        raise BayesrankError("--tie-threshold applies to rao-kupper only.")
-    return Davidson(k_tie=args.k_tie, tie_intercept=args.tie_intercept, k_cov=k_cov)
+    Raises
+    ------
+    BayesrankError
+        An option that the chosen framework does not have (or an invalid value, from the
+        framework's own validation).
+    """
+    cls = _frameworks()[args.model]
+    own = {f.name for f in dataclasses.fields(cls)}
+    given = {name: getattr(args, name) for name in _model_fields() if getattr(args, name, None) is not None}
+    foreign = [name for name in given if name not in own]
+    if foreign:
+        options = ", ".join(_flag(n) for n in sorted(own - {"priors"})) or "none"
+        raise BayesrankError(f"{', '.join(_flag(n) for n in foreign)} does not apply to {args.model} "
+                             f"(its options: {options}).")
+    return cls(**given)
+
+
+def _load(args):
+    from bayesrank.data.load import load
+
+    covariates = [c.strip() for c in args.covariates.split(",") if c.strip()] if args.covariates else ()
+    return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties, covariates=covariates)
 
 
 def _fit(args, framework, data):
+    from bayesrank.results.fit import fit
+
     if args.method == "map":
-        kwargs = {"information": args.information} if args.information else {}
-        return framework.fit(data, method="map", **kwargs)
-    return framework.fit(data, method="nuts", draws=args.draws, tune=args.tune,
-                         chains=args.chains, random_seed=args.seed, sampler=args.sampler)
+        return fit(framework, data, method="map", information=args.information, n_draws=args.n_draws,
+                   random_seed=0 if args.seed is None else args.seed)
+    return fit(framework, data, method="nuts", draws=args.draws, tune=args.tune, chains=args.chains,
+               random_seed=args.seed, sampler=args.sampler, target_accept=args.target_accept)
 
 
 def cmd_fit(args) -> int:
-    from bayesrank.data import load
-
-    data = load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties)
+    if args.top < 0:
+        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     framework = framework_from_args(args)
-    fit = _fit(args, framework, data)
-    if args.model in ("judge-aware", "btl"):  # judge-aware branch: near-duplicate judges need raw records
-        _add_duplicate_judge_warnings(fit, args.data)
+    result = _fit(args, framework, _load(args))
     if args.out is not None:
-        write_outputs(fit, args.out)
+        write_outputs(result, args.out, args.level)
     if args.format == "json":
-        print(json.dumps(fit.to_json()))
+        print(json.dumps(result.to_json(args.level)))
     elif args.format == "csv":
-        fit.leaderboard().to_csv(sys.stdout, index=False)
+        result.leaderboard(args.level).to_csv(sys.stdout, index=False)
     else:
-        print(render_table(fit, args.top))
+        print(render_table(result, args.top, args.level))
     return 0
 
 
 def cmd_evaluate(args) -> int:
-    from bayesrank.data import load
     from bayesrank.evaluate import goodness_of_fit, information_criteria
-    from bayesrank.results import _plain
+    from bayesrank.inference.tree import plain
+    from bayesrank.results.fit import fit
 
-    data = load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties)
+    data = _load(args)
     framework = framework_from_args(args)
     if args.split is None:
         kind = "goodness_of_fit"
-        fit = framework.fit(data, method="map")
-        metrics = {**goodness_of_fit(fit, leaderbot_compat=args.leaderbot_compat), **information_criteria(fit)}
+        result = fit(framework, data)
+        metrics = {**goodness_of_fit(result, leaderbot_compat=args.leaderbot_compat), **information_criteria(result)}
     else:
         if not 0 < args.split < 1:
             raise BayesrankError(f"--split must be a fraction in (0, 1), got {args.split}.")
         kind = "generalization"
         train, test = data.split(1 - args.split, seed=args.seed)
-        fit = framework.fit(train, method="map")
-        metrics = {**goodness_of_fit(fit, test, leaderbot_compat=args.leaderbot_compat), "train_nll": fit.nll,
+        result = fit(framework, train)
+        metrics = {**goodness_of_fit(result, test, leaderbot_compat=args.leaderbot_compat), "train_nll": result.nll,
                    "n_train_cells": train.n_cells, "n_test_cells": test.n_cells}
-    out = _plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
-                  "method": fit.method, "evaluation": kind, "split": args.split, "seed": args.seed,
-                  "n_params": fit.n_params, "converged": fit.converged, "nll": fit.nll,
-                  "metrics": metrics, "warnings": fit.warnings})
+    if not result.diagnostics.get("mle_exists", True):
+        metrics = {k: (float("nan") if isinstance(v, float) else v) for k, v in metrics.items()}
+    out = plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
+                 "method": result.method, "evaluation": kind, "split": args.split, "seed": args.seed,
+                 "n_params": result.n_params, "converged": result.converged, "nll": result.nll,
+                 "mle_exists": result.diagnostics.get("mle_exists", True), "metrics": metrics,
+                 "warnings": result.warnings})
     if args.format == "json":
         print(json.dumps(out))
     elif args.format == "csv":
         import pandas as pd
 
-        row = {"model": framework.label, "evaluation": kind, "converged": fit.converged, **metrics}
+        row = {"model": framework.label, "evaluation": kind, "converged": result.converged, **metrics}
         pd.DataFrame([row]).to_csv(sys.stdout, index=False)
     else:
         where = ("training data" if kind == "goodness_of_fit" else
                  f"{metrics['n_test_cells']} held-out cells (trained on {metrics['n_train_cells']}, seed {args.seed})")
-        lines = [f"{framework.label} by MAP, {fit.n_params} free parameters, "
-                 f"{'converged' if fit.converged else 'NOT CONVERGED'}; metrics on the {where}",
+        lines = [f"{framework.label} by MAP, {result.n_params} free parameters, "
+                 f"{'converged' if result.converged else 'NOT CONVERGED'}; metrics on the {where}",
                  "RMSE in counts per cell (weighted by n_ij/n); KLD and JSD x 100 (mean over cells)", ""]
         for k, v in metrics.items():
             lines.append(f"  {k:<14} {v:.6g}" if isinstance(v, float) else f"  {k:<14} {v}")
-        lines += [f"warning: {w}" for w in fit.warnings]
+        lines += [f"warning: {w}" for w in result.warnings]
         print("\n".join(lines))
     return 0
 
 
-def _add_duplicate_judge_warnings(fit, source) -> None:
-    """Warn about judges agreeing on ≥ 98% of shared records (needs records with question ids)."""
-    import pandas as pd
-
-    from bayesrank.frameworks.judge_aware import judge_diagnostics
-
-    from bayesrank.data.bundled import DATASETS, dataset_path
-
-    path = Path(str(source))
-    if str(source) in DATASETS:  # bundled judge records (gzip'd JSON)
-        path = Path(str(dataset_path(str(source))))
-    suffixes = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
-    if not path.is_file() or suffixes not in (".json", ".jsonl", ".json.gz", ".jsonl.gz"):
-        return
+def write_outputs(result, out: Path, level: float = 0.95) -> None:
+    """Write :data:`OUTPUTS` into the directory ``out``: the whole fit (NetCDF), its JSON
+    summary and its leaderboard (CSV)."""
     try:
-        records = pd.read_json(path, lines=".jsonl" in suffixes)
-    except ValueError:
-        return
-    needed = {"question_id", "model_a", "model_b", "judge_model", "judge_preferred_model"}
-    if not needed <= set(records.columns):
-        return
-    from bayesrank.frameworks.judge_aware import BTL
-
-    out = judge_diagnostics(BTL(), fit.data, records=records)  # BTL: only the duplicate check runs
-    fit.warnings.extend(out["warnings"])
-    fit.diagnostics["near_duplicates"] = [list(d) for d in out["near_duplicates"]]
+        out.mkdir(parents=True, exist_ok=True)
+        result.save(out / "fit.nc")
+        (out / "summary.json").write_text(json.dumps(result.to_json(level), indent=1) + "\n")
+        result.leaderboard(level).to_csv(out / "leaderboard.csv", index=False, float_format="%.6g")
+    except OSError as err:
+        raise BayesrankError(f"cannot write to {out}: {err.strerror or err}; choose a writable directory.") from None
 
 
-def write_outputs(fit, out: Path, stem: str = "fit") -> None:
-    """Write ``{stem}.nc`` (the whole fit), ``{stem}-summary.json`` and ``{stem}-leaderboard.csv``."""
-    out.mkdir(parents=True, exist_ok=True)
-    fit.save(out / f"{stem}.nc")
-    (out / f"{stem}-summary.json").write_text(json.dumps(fit.to_json(), indent=1) + "\n")
-    fit.leaderboard().to_csv(out / f"{stem}-leaderboard.csv", index=False, float_format="%.6g")
-
-
-def render_table(fit, top: int = 20) -> str:
+def render_table(result, top: int = 20, level: float = 0.95) -> str:
     """Human-readable leaderboard with the fit's headline numbers and warnings."""
-    board = fit.leaderboard()
+    board = result.leaderboard(level)
     if top:
         board = board.head(top)
-    ce = fit.cross_entropies()
-    kind = "Wald 95% interval" if fit.method == "map" else "95% posterior interval"
+    ce = result.cross_entropies()
+    pct = f"{100 * level:g}%"
+    kind = f"Wald {pct} interval" if result.method == "map" else f"{pct} posterior interval"
+    thurstonian = getattr(result.framework, "k_cov", None) is not None
     lines = [
-        f"{fit.framework.label} by {fit.method.upper()} on {fit.data!r}",
-        f"nll {fit.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
-        f"{fit.n_params} free parameters, {'converged' if fit.converged else 'NOT CONVERGED'}",
-        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if getattr(fit.framework, "k_cov", None) is not None
-         else "score = logit scale") + f", se and {kind}; rank interval from the "
-        + ("asymptotic normal" if fit.method == "map" else "posterior"),
+        f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
+        f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
+        f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
+        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else "score = logit scale")
+        + f", se and {kind}; rank interval from the "
+        + ("asymptotic normal" if result.method == "map" else "posterior"),
         "",
     ]
     cols = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
             "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    for w in fit.warnings:
-        lines.append(f"warning: {w}")
+    lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
 
 def cmd_datasets(args) -> int:
-    from bayesrank.data import DATASETS, load_dataset
+    from bayesrank.data.bundled import DATASETS
+    from bayesrank.data.load import load_dataset
 
     for name, ds in DATASETS.items():
         s = load_dataset(name).summary()
@@ -280,18 +280,19 @@ def cmd_datasets(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from bayesrank.data import load_dataset
-    from bayesrank.frameworks import Davidson
+    from bayesrank.data.load import load_dataset
+    from bayesrank.model.paired import Davidson
+    from bayesrank.results.fit import fit
 
     data = load_dataset("arena-2024")
     model = Davidson(k_tie=1)
     for method in ("map", "nuts"):
         kwargs = {} if method == "map" else dict(draws=args.draws, tune=args.tune, chains=args.chains,
                                                  random_seed=args.seed)
-        fit = model.fit(data, method=method, **kwargs)
-        print(render_table(fit, 20))
+        result = fit(model, data, method=method, **kwargs)
+        print(render_table(result, 20))
         print()
-        write_outputs(fit, args.out, stem=f"davidson-k1-{method}")
+        write_outputs(result, args.out / f"davidson-k1-{method}")
     print(f"fits and summaries written to {args.out}/")
     return 0
 
@@ -307,9 +308,6 @@ def main(argv=None) -> int:
             return COMMANDS[args.command](args)
     except (BayesrankError, _UsageError) as err:
         print(f"bayesrank: error: {err}" if isinstance(err, BayesrankError) else str(err), file=sys.stderr)
-        return 2
-    except FileNotFoundError as err:
-        print(f"bayesrank: error: {err}", file=sys.stderr)
         return 2
 
 

@@ -1,8 +1,10 @@
-"""Exceptions and warnings a user can cause or needs to see.
+"""Exceptions a user can cause.
 
 Every error a user can trigger with their data or arguments is a :class:`BayesrankError`
 whose message names the record / column at fault and what to do; the CLI turns these into
-exit code 2 and one line on stderr.
+exit code 2 and one line on stderr. Statistical problems (a disconnected graph, an MLE that
+does not exist, a sampler that did not converge) are not exceptions: every fit carries them
+as sentences in ``fit.warnings``.
 """
 
 
@@ -16,7 +18,3 @@ class DataError(BayesrankError, ValueError):
 
 class ModelSpecError(BayesrankError, ValueError):
     """A model was asked for with options that do not fit together or do not fit the data."""
-
-
-class StatisticalWarning(UserWarning):
-    """The data or a fit has a statistical problem (disconnected graph, MLE does not exist, ...)."""

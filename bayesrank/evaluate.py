@@ -23,21 +23,24 @@ Examples
 --------
 >>> import bayesrank as br
 >>> from bayesrank.evaluate import goodness_of_fit, generalization
->>> fit = br.RaoKupper(k_tie=10).fit("arena-2024")            # doctest: +SKIP
+>>> fit = br.fit(br.RaoKupper(k_tie=10), "arena-2024")         # doctest: +SKIP
 >>> goodness_of_fit(fit)                                        # doctest: +SKIP
 >>> generalization(br.RaoKupper(k_tie=10), "arena-2024")        # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import arviz as az
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.frameworks.base import OBSERVED
-
-#: Column order of the metric tables.
-METRICS = ("rmse_win", "rmse_loss", "rmse_tie", "rmse_all", "kld", "jsd")
+from bayesrank.data.load import load
+from bayesrank.errors import BayesrankError
+from bayesrank.model.framework import OBSERVED
+from bayesrank.results.fit import Fit, fit as fit_framework
+from bayesrank.results.predict import cell_log_probs
 
 
 # ------------------------------------------------------------------------------ core metrics
@@ -103,7 +106,7 @@ def _has_ties(framework) -> bool:
     return getattr(framework, "link", None) != "bt"
 
 
-def predict_log_probs(fit, data: Comparisons | None = None) -> tuple[Comparisons, np.ndarray]:
+def predict_log_probs(fit: Fit, data: Comparisons | None = None) -> tuple[Comparisons, np.ndarray]:
     """Predicted log-probabilities of (a wins, b wins, tie) on the cells of ``data``.
 
     Parameters
@@ -120,14 +123,11 @@ def predict_log_probs(fit, data: Comparisons | None = None) -> tuple[Comparisons
         ``(n_cells, 3)``; MAP: at the estimate; NUTS: log of the posterior-mean probabilities.
     """
     if data is None:
-        return fit.model_data, fit.cell_log_probs
-    from bayesrank.inference.compiled import compiled_model
-
+        return fit.model_data, fit.tree["estimate"]["cell_log_probs"].values
     if tuple(data.items) != tuple(fit.model_data.items):
-        raise ValueError("the cells to predict must use the same items (in the same order) as the fit.")
+        raise BayesrankError("the cells to predict must use the same items (in the same order) as the fit.")
     cells = fit.framework.prepare(data)
-    compiled = compiled_model(fit.framework, cells, prior="flat" if fit.method == "map" else "weak")
-    return cells, fit.log_probs_of(compiled)
+    return cells, cell_log_probs(fit.tree, cells)
 
 
 def goodness_of_fit(fit, data: Comparisons | None = None, leaderbot_compat: bool = False) -> dict[str, float]:
@@ -169,12 +169,8 @@ def goodness_of_fit(fit, data: Comparisons | None = None, leaderbot_compat: bool
 
 def _gof_leaderbot_bt(fit, data):
     """Bradley–Terry metrics with leaderbot's floored half-ties and empty pairs kept."""
-    from dataclasses import replace
-
     raw = fit.data if data is None else data
-    bt_half = replace(fit.framework, ties="half")  # keeps every cell; probabilities do not depend on ties
-    shadow = type(fit)(bt_half, fit.data, bt_half.prepare(fit.data), fit.method, fit.tree, [], {})
-    cells, lp = predict_log_probs(shadow, raw)
+    lp = cell_log_probs(fit.tree, raw)  # every raw cell, also those left empty when ties are dropped
     w, l, t = raw.wins_a, raw.wins_b, raw.ties
     if fit.framework.ties == "half":
         counts = np.column_stack([np.floor(w + t / 2), np.floor(l + t / 2), 0 * t])
@@ -203,11 +199,9 @@ def generalization(framework, data, test_fraction: float = 0.1, seed: int = 20, 
         :func:`goodness_of_fit` on the test cells, plus ``train_nll``, ``n_train_cells`` and
         ``n_test_cells``.
     """
-    from bayesrank.data import load
-
     data = load(data) if not isinstance(data, Comparisons) else data
     train, test = data.split(test_fraction, seed=seed)
-    fit = framework.fit(train, method=method, **fit_kwargs)
+    fit = fit_framework(framework, train, method=method, **fit_kwargs)
     metrics = goodness_of_fit(fit, test)
     metrics.update({"train_nll": fit.nll, "n_train_cells": train.n_cells, "n_test_cells": test.n_cells})
     return fit, metrics
@@ -231,18 +225,6 @@ def information_criteria(fit) -> dict[str, float]:
             "n_params": int(k), "n": float(n)}
 
 
-# ------------------------------------------------------------------------------ tables
-def gof_table(fits: dict, data: Comparisons | None = None) -> pd.DataFrame:
-    """One row per named fit with :func:`goodness_of_fit` (and AIC/BIC on training data)."""
-    rows = []
-    for name, fit in fits.items():
-        row = {"model": name, **goodness_of_fit(fit, data)}
-        if data is None:
-            row.update(information_criteria(fit))
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("model")
-
-
 # ------------------------------------------------------------------------------ LOO (NUTS)
 def loo(fit, pointwise: bool = True):
     """PSIS-LOO per cell (leave one pair out for pair-aggregated data) of a NUTS fit.
@@ -251,16 +233,12 @@ def loo(fit, pointwise: bool = True):
     dropped), summed over the outcome axis; the result is ArviZ's ``ELPDData`` (``elpd``,
     ``se``, ``p``, ``pareto_k``, ...).
     """
-    import arviz as az
-
     return az.loo(_loo_tree(fit), pointwise=pointwise, var_name=OBSERVED)
 
 
 def _loo_tree(fit):
-    import xarray as xr
-
     if fit.method != "nuts" or "log_likelihood" not in fit.tree.children:
-        raise ValueError("PSIS-LOO needs a NUTS fit with a log_likelihood group (method='nuts').")
+        raise BayesrankError("PSIS-LOO needs a NUTS fit with a log_likelihood group (method='nuts').")
     ll = fit.tree["log_likelihood"][OBSERVED]
     if "outcome" in ll.dims:  # per-outcome terms: a cell is the unit left out
         ll = ll.sum("outcome")
@@ -272,6 +250,4 @@ def _loo_tree(fit):
 
 def compare(fits: dict, method: str = "stacking") -> pd.DataFrame:
     """ArviZ model comparison (``az.compare``) of named NUTS fits of the same cells by PSIS-LOO."""
-    import arviz as az
-
     return az.compare({name: _loo_tree(fit) for name, fit in fits.items()}, method=method, var_name=OBSERVED)

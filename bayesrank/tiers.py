@@ -26,46 +26,49 @@ from scipy.cluster.hierarchy import fcluster, leaves_list, linkage, optimal_leaf
 from scipy.spatial.distance import squareform
 from scipy.stats import kendalltau
 
-from bayesrank.structures import dispersion_matrix
+from bayesrank.inference.compiled import compiled
+from bayesrank.results.estimates import draws, point
+
+#: Draws compared at once in :func:`order_distance` (bounds memory at chunk × items²).
+ORDER_CHUNK = 100
 
 
 # ------------------------------------------------------------------------------ dissimilarities
-def _point(fit, name):
-    """MAP estimate or posterior mean of a model variable."""
-    if fit.method == "map":
-        return fit.tree["map"][name].values
-    x = fit.tree["posterior"][name].values
-    return x.reshape(-1, *x.shape[2:]).mean(axis=0)
-
-
-def dispersion(fit) -> pd.DataFrame | None:
-    """S = [s_ab] = [var(ε_a − ε_b)] of a Thurstonian fit (None without covariance)."""
-    if getattr(fit.framework, "k_cov", None) is None:
-        return None
-    d = _point(fit, "cov_diag")
-    loading = _point(fit, "cov_loading") if fit.framework.k_cov else None
-    return pd.DataFrame(dispersion_matrix(d, loading), index=fit.items, columns=fit.items)
-
-
 def z_matrix(fit) -> pd.DataFrame:
-    """Signed Z: z_ab = (μ_a − μ_b)/√s_ab (Thurstonian) or x_a − x_b, items in fit order.
+    """Signed Z = [z_ab], the model's linear predictor of every pair (a, b), items in fit order:
+    z_ab = (μ_a − μ_b)/√s_ab for Thurstonian fits (``k_cov`` set), x_a − x_b for the others.
 
-    For NUTS fits the posterior means of μ and Σ are used.
+    Computed by the framework's own predictor at the MLE (MAP) or at the posterior means of
+    its variables (NUTS). For judge-aware fits, the consensus score differences.
     """
-    s = fit.scores().to_numpy()
-    diff = s[:, None] - s[None, :]
-    S = dispersion(fit)
-    if S is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            diff = np.where(np.eye(len(s), dtype=bool), 0.0, diff / np.sqrt(S.to_numpy()))
-    return pd.DataFrame(diff, index=fit.items, columns=fit.items)
+    names = fit.items
+    m = len(names)
+    a, b = (x.ravel() for x in np.meshgrid(np.arange(m), np.arange(m), indexing="ij"))
+    if fit.model_data.judges is not None:
+        s = fit.scores().to_numpy()
+        z = s[a] - s[b]
+    else:
+        structure = compiled(fit.framework, fit.model_data, "flat")
+        nat = {v: point(fit.tree, v) for v in structure.natural.names}
+        cells = {"item_a": a, "item_b": b}
+        if fit.model_data.first is not None:
+            cells["first"] = np.zeros_like(a)
+        z = structure.predictor_values(nat, cells)["d"]
+    z = z.reshape(m, m)
+    np.fill_diagonal(z, 0.0)
+    return pd.DataFrame(z, index=names, columns=names)
 
 
 def order_distance(fit) -> pd.DataFrame:
     """|P(s_a > s_b) − P(s_b > s_a)| from the fit's draws (posterior for NUTS, asymptotic
     normal for MAP)."""
-    draws = fit._score_draws()
-    p = (draws[:, :, None] > draws[:, None, :]).mean(axis=0)
+    s = draws(fit.tree, "score")
+    m = s.shape[1]
+    greater = np.zeros((m, m))
+    for start in range(0, len(s), ORDER_CHUNK):
+        block = s[start:start + ORDER_CHUNK]
+        greater += (block[:, :, None] > block[:, None, :]).sum(axis=0)
+    p = greater / len(s)
     dist = np.abs(p - p.T)
     np.fill_diagonal(dist, 0.0)
     return pd.DataFrame(dist, index=fit.items, columns=fit.items)

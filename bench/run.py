@@ -337,7 +337,7 @@ def _slope_section(sl, h) -> list[str]:
         "",
         f"N = {d['N']} items, K = {d['K']} judges, σ_s = {d['sigma_s']}, σ_γ = {d['sigma_gamma']}, truth and data "
         f"seeded ({d['seed']}); spanning tree + multinomial triples; {d['replicates']} datasets per T; "
-        f"`JudgeAware().fit(data)` (MAP = MLE). Slope = OLS of log mean MSE on log T over "
+        f"`br.fit(JudgeAware(), data)` (MAP = MLE). Slope = OLS of log mean MSE on log T over "
         f"{sl['decades']:.2f} decades. Paper Table A.3 (10, 5): −1.109 (s), −1.094 (log γ).",
         "",
         "| T | MSE(ŝ) | IQR of MSE(ŝ) | MSE(log γ̂) | no MLE | seconds |",

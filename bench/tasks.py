@@ -78,7 +78,7 @@ def task_cold(args):
     t_import, br = timed(lambda: __import__("bayesrank"))
     t_load, data = timed(load_data)
     rss_before = maxrss_mib()
-    t_fit, fit = timed(lambda: br.Davidson(k_tie=args.k_tie).fit(data, method="map"))
+    t_fit, fit = timed(lambda: br.fit(br.Davidson(k_tie=args.k_tie), data, method="map"))
     return {
         "k_tie": args.k_tie,
         "import_seconds": t_import,
@@ -98,11 +98,11 @@ def task_cold_tracemalloc(args):
 
     data = load_data()
     tracemalloc.start()
-    fit = br.Davidson(k_tie=args.k_tie).fit(data, method="map")
+    fit = br.fit(br.Davidson(k_tie=args.k_tie), data, method="map")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     tracemalloc.start()
-    br.Davidson(k_tie=args.k_tie).fit(data, method="map")
+    br.fit(br.Davidson(k_tie=args.k_tie), data, method="map")
     _, peak_warm = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {
@@ -118,10 +118,10 @@ def task_warm_k1(args):
     import bayesrank as br
 
     data = load_data()
-    t_first, fit = timed(lambda: br.Davidson(k_tie=1).fit(data, method="map"))
+    t_first, fit = timed(lambda: br.fit(br.Davidson(k_tie=1), data, method="map"))
     times, opt = [], []
     for _ in range(args.repeats):
-        t, fit = timed(lambda: br.Davidson(k_tie=1).fit(data, method="map"))
+        t, fit = timed(lambda: br.fit(br.Davidson(k_tie=1), data, method="map"))
         times.append(t)
         opt.append(fit.diagnostics["seconds"])
     out = {
@@ -132,7 +132,7 @@ def task_warm_k1(args):
         "diagnostics": _diag(fit),
     }
     if args.profile:
-        out["profile"] = profile_top(lambda: br.Davidson(k_tie=1).fit(data, method="map"))
+        out["profile"] = profile_top(lambda: br.fit(br.Davidson(k_tie=1), data, method="map"))
     return out
 
 
@@ -145,12 +145,12 @@ def task_k0(args):
     import plain
 
     data = load_data()
-    t_cold, fit = timed(lambda: br.Davidson(k_tie=0).fit(data))
+    t_cold, fit = timed(lambda: br.fit(br.Davidson(k_tie=0), data))
     cold_diag = _diag(fit)
     t_plain_first, _ = timed(lambda: plain.fit_davidson(data))
     ours, ours_opt, peer, peer_default_threads = [], [], [], []
     for _ in range(args.repeats):
-        t, fit = timed(lambda: br.Davidson(k_tie=0).fit(data))
+        t, fit = timed(lambda: br.fit(br.Davidson(k_tie=0), data))
         ours.append(t)
         ours_opt.append(fit.diagnostics["seconds"])
         # the peer gets the same single-threaded BLAS that bayesrank uses for small problems
@@ -178,7 +178,7 @@ def task_k0(args):
     }
     out["per_evaluation"] = per_evaluation_k0(data)
     if args.profile:
-        out["profile"] = profile_top(lambda: br.Davidson(k_tie=0).fit(data))
+        out["profile"] = profile_top(lambda: br.fit(br.Davidson(k_tie=0), data))
     return out
 
 
@@ -191,11 +191,12 @@ def per_evaluation_k0(data, n=300):
 
     import bayesrank as br
     import plain
-    from bayesrank.inference.compiled import compiled_model
+    from bayesrank.inference.compiled import compiled
 
     fw = br.Davidson(k_tie=0)
-    compiled = compiled_model(fw, fw.prepare(data), prior="flat")
-    theta = compiled.x0 + 0.01
+    prepared = fw.prepare(data)
+    bound = compiled(fw, prepared, prior="flat").bind(prepared)
+    theta = bound.x0 + 0.01
     a, b, wa, wb, t, m = plain.cells(data)
     params = np.zeros(m + 1) + 0.01
     n_total = float((wa + wb + t).sum())
@@ -209,7 +210,7 @@ def per_evaluation_k0(data, n=300):
             times.append((time.perf_counter() - t0) / n)
         return statistics.median(times)
 
-    ours = per_call(lambda: compiled.logp_dlogp(theta))
+    ours = per_call(lambda: bound.logp_dlogp(theta))
     peer = per_call(lambda: plain.davidson_nll(params, a, b, wa, wb, t, m, n_total))
     return {"ours_seconds": ours, "plain_seconds": peer, "ratio": ours / peer}
 
@@ -222,10 +223,10 @@ def task_bt(args):
     import plain
 
     data = load_data()
-    t_cold, fit = timed(lambda: br.BradleyTerry(ties="half").fit(data))
+    t_cold, fit = timed(lambda: br.fit(br.BradleyTerry(ties="half"), data))
     ours, peer = [], []
     for _ in range(args.repeats):
-        t, fit = timed(lambda: br.BradleyTerry(ties="half").fit(data))
+        t, fit = timed(lambda: br.fit(br.BradleyTerry(ties="half"), data))
         ours.append(t)
         with threadpool_limits(1):
             t, (nll_plain, _, res) = timed(lambda: plain.fit_bt_half_ties(data))
@@ -243,7 +244,6 @@ def task_bt(args):
 
 def task_leaderbot(args):
     """leaderbot Davidson(k_cov=None, k_tie=1).train() with the paper defaults; data check."""
-    import numpy as np
     from threadpoolctl import threadpool_limits
 
     t_import, lb = timed(lambda: __import__("leaderbot"))
@@ -322,7 +322,7 @@ def task_judge_mse_slope(args):
     a random spanning tree (one comparison per edge, random judge) plus T − (N − 1)
     comparisons multinomial over all C(N,2)·K triples, y ~ Bernoulli(σ(γ_k(s_i − s_j))).
     Every triple is a cell (most with zero counts at small T), so the data shape, and with it
-    the compiled model, is the same for every fit. Each fit is ``JudgeAware().fit(data)``
+    the compiled model, is the same for every fit. Each fit is ``br.fit(JudgeAware(), data)``
     (MAP = MLE, ties none). MSE_s = mean_i (ŝ_i − s_0i)², MSE_logγ likewise; replicates
     where the MLE does not exist (reported, rare at these T) are left out of the means.
     The slope is the OLS fit of log(mean MSE) on log T over all budgets (the paper's Table
@@ -332,7 +332,8 @@ def task_judge_mse_slope(args):
     from scipy.special import expit
 
     from bayesrank.data import Comparisons
-    from bayesrank.frameworks.judge_aware import JudgeAware
+    import bayesrank as br
+    from bayesrank.model.judge_aware import JudgeAware
 
     N, K, sigma_s, sigma_gamma = 10, 5, 1.0, 1.5
     budgets = [int(t) for t in args.budgets.split(",")]
@@ -355,7 +356,7 @@ def task_judge_mse_slope(args):
         y = rng.binomial(n, p).astype(float)
         data = Comparisons(items=items, a=cells[:, 0].copy(), b=cells[:, 1].copy(), wins_a=y, wins_b=n - y,
                            ties=0 * y, ties_bothbad=0 * y, judges=judges, judge=cells[:, 2].copy())
-        return fw.fit(data)
+        return br.fit(fw, data)
 
     t_first, _ = timed(lambda: replicate(budgets[0], np.random.default_rng([args.seed, 0])))  # compiles
     rows = []
@@ -369,7 +370,7 @@ def task_judge_mse_slope(args):
                 no_mle += 1
                 continue
             not_converged += not fit.converged
-            m = fit.tree["map"]
+            m = fit.tree["estimate"]
             mse_s.append(float(np.mean((m["score"].values - s0) ** 2)))
             mse_g.append(float(np.mean((m["log_gamma"].values - a0) ** 2)))
         rows.append({
@@ -396,28 +397,18 @@ def task_judge_mse_slope(args):
     }
 
 
-def _paper_framework(mid: int):
-    """Paper Table D.1 model ID -> framework (the mapping of models/arena-2024/make_table_d1.py)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "models" / "arena-2024" / "make_table_d1.py"
-    spec = importlib.util.spec_from_file_location("make_table_d1", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.framework(mid)
-
-
 def task_grid30(args):
     """All 30 models of Table D.1 by MAP in one process: each model's first fit (compiling it)
     and a second, warm fit of the same model (the compiled model cached): seconds and NLL."""
     import bayesrank as br
+    from bayesrank.papers import leaderbot_model
 
     data = br.load("arena-2024")
     rows = []
     for mid in range(1, 31):
-        fw = _paper_framework(mid)
-        t, fit = timed(lambda: fw.fit(data))
-        t_warm, warm = timed(lambda: fw.fit(data))
+        fw = leaderbot_model(mid)
+        t, fit = timed(lambda: br.fit(fw, data))
+        t_warm, warm = timed(lambda: br.fit(fw, data))
         d = fit.diagnostics
         rows.append({"id": mid, "label": fw.label, "seconds": t, "warm_seconds": t_warm, "nll": fit.nll,
                      "warm_nll": warm.nll, "converged": fit.converged, "grad_norm": d["grad_norm"],

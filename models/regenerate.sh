@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the reference fits of the bundled datasets with the CLI (make models).
-# Writes specs + summaries (JSON), leaderboards (CSV) and a comparison report (Markdown);
-# the NetCDF fits are written too but not committed (see .gitignore: they are large and
-# reproducible from this script).
+# Writes, per fit, summary.json and leaderboard.csv (and fit.nc, not committed: see
+# .gitignore; it is reproducible from this script), the CLI's table, and a comparison
+# report (Markdown). tests/test_models.py refits a few of them and compares.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BR=.venv/bin/bayesrank

@@ -4,9 +4,10 @@ import json
 import sys
 from pathlib import Path
 
-# leaderbot paper Table D.1 (digest seed-leaderbot.md §4.4): model id and NLL
-PAPER = {"bt-half": (1, 0.6554), "bt-drop": (4, 0.6351), "rk-k0": (7, 1.0095), "rk-k1": (8, 1.0106),
-         "dv-k0": (19, 1.0100), "dv-k1": (20, 1.0077)}
+from bayesrank.papers import LEADERBOT_D1
+
+#: reference fit → its leaderbot Table D.1 model id
+PAPER_ID = {"bt-half": 1, "bt-drop": 4, "rk-k0": 7, "rk-k1": 8, "dv-k0": 19, "dv-k1": 20}
 
 
 def _grad(res):
@@ -16,11 +17,11 @@ def _grad(res):
 
 def main(folder: Path) -> None:
     rows = []
-    for path in sorted(folder.glob("**/*summary.json")):
+    for path in sorted(folder.glob("**/summary.json")):
         res = json.loads(path.read_text())
-        name = path.parent.name if path.parent != folder else path.stem.removesuffix("-summary")
-        name = f"{name} ({res['method']})"
-        pid, ref = PAPER.get(path.parent.name, ("", None))
+        name = f"{path.parent.name} ({res['method']})"
+        pid = PAPER_ID.get(path.parent.name, "")
+        ref = LEADERBOT_D1[pid][1] if pid else None
         ce = res["cross_entropy"]
         top = ", ".join(it["name"] for it in res["items"][:3])
         rows.append(

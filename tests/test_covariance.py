@@ -5,14 +5,10 @@ import pytensor.tensor as pt
 import pytest
 
 import bayesrank as br
-from bayesrank.frameworks import framework_from_spec
-from bayesrank.inference.compiled import compiled_model
-from bayesrank.structures import (
-    dispersion_matrix,
-    n_covariance,
-    thurstonian_dispersion,
-    zero_sum_basis,
-)
+from bayesrank.inference.compiled import compiled
+from bayesrank.model.links import log_probs
+from bayesrank.model.registry import framework_from_spec
+from bayesrank.model.structures import dct_iv_basis, n_covariance, zero_sum_basis
 from tests.conftest import simulate_counts
 
 
@@ -22,20 +18,21 @@ def small():
     return simulate_counts(np.linspace(-1, 1, 7), 300, rng, eta=-0.5)
 
 
-_FNS = {}
+def dispersion(d, L):
+    """s_ab = d_a + d_b + ‖λ_a − λ_b‖² for every pair (paper eq. 13), written here in NumPy."""
+    S = d[:, None] + d[None, :]
+    if L is not None:
+        S = S + ((L[:, None, :] - L[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(S, 0.0)
+    return S
 
 
 def _values_at(framework, data, seed):
-    """Model variables at a random θ (a plain compiled function: no Jacobian, fast)."""
-    import pytensor
-
-    compiled = compiled_model(framework, framework.prepare(data))
-    names = [n for n in ("score", "cov_diag", "cov_loading", "tie_factor") if n in compiled.model.named_vars]
-    key = id(compiled)
-    if key not in _FNS:
-        _FNS[key] = pytensor.function([compiled.theta], compiled._in_theta([compiled.model[n] for n in names]))
-    theta = np.random.default_rng(seed).normal(scale=0.7, size=compiled.n_free)
-    return compiled, theta, dict(zip(names, _FNS[key](theta)))
+    """Model variables and θ at a random point of the free coordinates."""
+    prepared = framework.prepare(data)
+    structure = compiled(framework, prepared)
+    theta = np.random.default_rng(seed).normal(scale=0.7, size=structure.n_free)
+    return structure.bind(prepared), theta, structure.values(theta)
 
 
 @pytest.mark.parametrize("k_cov", [0, 1, 3])
@@ -57,71 +54,62 @@ def test_constraints_hold_exactly_at_random_points(small, k_cov):
             assert np.allclose(np.triu(Lb[:k_cov], 1), 0.0, atol=1e-12)
             assert np.all(np.diag(Lb[:k_cov]) > 0)
         # C = (1/2m) Σ_ab s_ab = trace(PΣP) (paper Prop. C.2)
-        assert dispersion_matrix(d, L).sum() / (2 * m) == pytest.approx(1.0, abs=1e-12)
+        assert dispersion(d, L).sum() / (2 * m) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_probabilities_invariant_under_rotation_translation_and_scale():
-    rng = np.random.default_rng(1)
-    m, k = 6, 3
-    d = rng.uniform(0.1, 1, m)
-    L = rng.normal(size=(m, k))
-    Q, _ = np.linalg.qr(rng.normal(size=(k, k)))
-    a, b = np.triu_indices(m, 1)
-
-    def s(dd, LL):
-        return thurstonian_dispersion(pt.as_tensor(dd), pt.as_tensor(LL), a, b).eval()
-
-    base = s(d, L)
-    np.testing.assert_allclose(s(d, L @ Q), base, rtol=1e-12)                 # Λ → ΛQ
-    np.testing.assert_allclose(s(d, L + rng.normal(size=(1, k))), base, rtol=1e-12)  # Λ → Λ + 1cᵀ
-    mu = rng.normal(size=m)
-    z = (mu[a] - mu[b]) / np.sqrt(base)
-    t = 2.7                                                                   # (μ, Σ) → (tμ, t²Σ)
-    np.testing.assert_allclose((t * mu[a] - t * mu[b]) / np.sqrt(s(t**2 * d, t * L)), z, rtol=1e-12)
-
-
-def test_model_probabilities_invariant_under_rotation_of_loadings(small):
-    fw = br.RaoKupper(k_tie=1, k_cov=2)
-    compiled, theta, v = _values_at(fw, small, 4)
-    Q, _ = np.linalg.qr(np.random.default_rng(2).normal(size=(2, 2)))
-    from bayesrank.links import log_probs
-
+@pytest.mark.parametrize("framework", [br.RaoKupper(k_tie=1, k_cov=2), br.Davidson(k_tie=0, k_cov=0)],
+                         ids=lambda f: f.label)
+def test_model_probabilities_are_the_papers_in_the_reported_parameters(small, framework):
+    """The likelihood in raw coordinates equals the paper's z_ab = (μ_a − μ_b)/√s_ab in the
+    reported (normalised) μ, d, Λ — and is unchanged by a rotation of Λ, a translation of its
+    rows and the scale (μ, Σ) → (tμ, t²Σ)."""
+    bound, theta, v = _values_at(framework, small, 4)
     a, b = small.a, small.b
+    L = v.get("cov_loading")
+    if "tie_factor" in v:
+        phi = dct_iv_basis(small.n_items, framework.k_tie)
+        h = (v["tie_factor"][a] * phi[b]).sum(-1) + (v["tie_factor"][b] * phi[a]).sum(-1)
+    else:
+        h = np.full(a.size, float(v["eta_raw"]))
 
-    def lp(L):
-        s = dispersion_matrix(v["cov_diag"], L)[a, b]
-        z = (v["score"][a] - v["score"][b]) / np.sqrt(s)
-        h = (v["tie_factor"][a] * compiled_phi(small.n_items)[b]).sum(-1) + (
-            v["tie_factor"][b] * compiled_phi(small.n_items)[a]).sum(-1)
-        return log_probs("rao-kupper", pt.as_tensor(z), pt.as_tensor(h)).eval()
+    def lp(mu, d, loading):
+        z = (mu[a] - mu[b]) / np.sqrt(dispersion(d, loading)[a, b])
+        return log_probs(framework.link, pt.as_tensor(z), pt.as_tensor(h)).eval()
 
-    np.testing.assert_allclose(lp(v["cov_loading"]), compiled.cell_log_probs(theta), rtol=1e-10)
-    np.testing.assert_allclose(lp(v["cov_loading"] @ Q), compiled.cell_log_probs(theta), rtol=1e-10)
-
-
-def compiled_phi(m):
-    from bayesrank.structures import dct_iv_basis
-
-    return dct_iv_basis(m, 1)
-
-
-@pytest.mark.parametrize("framework", [
-    br.BradleyTerry(ties="drop", k_cov=2), br.RaoKupper(k_tie=2, k_cov=3), br.Davidson(k_tie=1, tie_intercept=True, k_cov=0),
-], ids=lambda f: f.label)
-def test_parameter_count_is_the_dimension_of_the_free_coordinates(small, framework):
-    compiled = compiled_model(framework, framework.prepare(small))
-    assert framework.count_free_parameters(small) == compiled.n_free
+    model = bound.log_probs(theta)
+    np.testing.assert_allclose(lp(v["score"], v["cov_diag"], L), model, rtol=1e-10)
+    if L is not None:
+        rng = np.random.default_rng(2)
+        Q, _ = np.linalg.qr(rng.normal(size=(L.shape[1],) * 2))
+        np.testing.assert_allclose(lp(v["score"], v["cov_diag"], L @ Q), model, rtol=1e-10)
+        np.testing.assert_allclose(lp(v["score"], v["cov_diag"], L + rng.normal(size=(1, L.shape[1]))), model,
+                                   rtol=1e-10)
+    t = 2.7
+    np.testing.assert_allclose(lp(t * v["score"], t**2 * v["cov_diag"], None if L is None else t * L), model,
+                               rtol=1e-10)
 
 
-def test_parameter_counts_for_the_paper_grid():
+@pytest.mark.parametrize("framework,count", [
+    (br.BradleyTerry(ties="drop", k_cov=2), 6 + n_covariance(7, 2)),
+    (br.RaoKupper(k_tie=2, k_cov=3), 6 + n_covariance(7, 3) + (7 - 2) * 2 + 3),
+    (br.Davidson(k_tie=1, tie_intercept=True, k_cov=0), 6 + 6 + (7 - 1) * 1 + 1 + 1),
+], ids=lambda x: getattr(x, "label", str(x)))
+def test_parameter_count_is_the_dimension_of_the_free_coordinates(small, framework, count):
+    """m − 1 scores, (m − 1)(k + 1) − k(k − 1)/2 covariance, (m − k)k + k(k + 1)/2 factored ties."""
+    assert compiled(framework, framework.prepare(small)).n_free == count
+
+
+def test_parameter_counts_for_the_paper_grid(arena):
     m = 129
-    # scores m−1; covariance (m−1)(k+1) − k(k−1)/2; factored ties (m−k)k + k(k+1)/2
     assert n_covariance(m, 0) == 128
     assert n_covariance(m, 3) == 128 * 4 - 3
-    arena = br.load("arena-2024")
-    assert br.BradleyTerry(k_cov=0).count_free_parameters(arena) == 256                 # paper model 2: 258
-    assert br.RaoKupper(k_tie=20, k_cov=3).count_free_parameters(arena) == 128 + 509 + 109 * 20 + 210  # model 18
-    assert br.Davidson(k_tie=0, k_cov=3).count_free_parameters(arena) == 128 + 1 + 509  # model 27: 646
+
+    def n_free(framework):
+        return compiled(framework, framework.prepare(arena)).n_free
+
+    assert n_free(br.BradleyTerry(k_cov=0)) == 256                                   # paper model 2: 258
+    assert n_free(br.RaoKupper(k_tie=20, k_cov=3)) == 128 + 509 + 109 * 20 + 210      # model 18
+    assert n_free(br.Davidson(k_tie=0, k_cov=3)) == 128 + 1 + 509                     # model 27: 646
 
 
 def test_spec_round_trip_and_validation():
@@ -133,14 +121,16 @@ def test_spec_round_trip_and_validation():
         br.Davidson(k_cov=-1)
     with pytest.raises(br.ModelSpecError):
         br.BradleyTerry(k_cov=True)
+    with pytest.raises(br.ModelSpecError, match="unknown framework"):
+        framework_from_spec({"framework": "elo"})
 
 
 def test_map_is_identified_and_reported(small):
-    fit = br.Davidson(k_tie=0, k_cov=1).fit(small)
+    fit = br.fit(br.Davidson(k_tie=0, k_cov=1), small)
     assert fit.diagnostics["grad_norm"] < 1e-6
     assert fit.diagnostics["min_information_eigenvalue"] > 0
     assert abs(fit.scores().sum()) < 1e-10
     names = set(fit.parameters()["parameter"])
     assert {"cov_diag", "cov_loading"} <= names
     # with a covariance the model nests its own Σ = D version: likelihood at least as high
-    assert fit.nll <= br.Davidson(k_tie=0, k_cov=0).fit(small).nll + 1e-9
+    assert fit.nll <= br.fit(br.Davidson(k_tie=0, k_cov=0), small).nll + 1e-9

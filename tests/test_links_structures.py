@@ -4,8 +4,8 @@ import numpy as np
 import pytensor.tensor as pt
 import pytest
 
-from bayesrank.links import log_probs
-from bayesrank.structures import dct_iv_basis
+from bayesrank.model.links import log_probs
+from bayesrank.model.structures import dct_iv_basis
 
 D = np.linspace(-4, 4, 17)
 

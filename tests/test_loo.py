@@ -17,7 +17,7 @@ def small():
 @pytest.fixture(scope="module")
 def posts(small):
     kw = dict(method="nuts", draws=300, tune=300, chains=2, random_seed=3)
-    return {"davidson": br.Davidson(k_tie=0).fit(small, **kw), "rao-kupper": br.RaoKupper(k_tie=0).fit(small, **kw)}
+    return {"davidson": br.fit(br.Davidson(k_tie=0), small, **kw), "rao-kupper": br.fit(br.RaoKupper(k_tie=0), small, **kw)}
 
 
 def test_loo_per_cell_and_compare(small, posts):
@@ -30,8 +30,8 @@ def test_loo_per_cell_and_compare(small, posts):
 
 
 def test_nuts_with_covariance_keeps_constraints(small):
-    post = br.BradleyTerry(ties="half", k_cov=1).fit(small, method="nuts", draws=200, tune=300, chains=2,
-                                                     random_seed=4)
+    post = br.fit(br.BradleyTerry(ties="half", k_cov=1), small, method="nuts", draws=200, tune=300, chains=2,
+                  random_seed=4)
     m = small.n_items
     d = post.tree["posterior"]["cov_diag"].values.reshape(-1, m)
     L = post.tree["posterior"]["cov_loading"].values.reshape(-1, m, 1)

@@ -1,23 +1,18 @@
 """Comparison data: the :class:`Comparisons` object, readers, validation and bundled datasets."""
 
-from bayesrank.data.bundled import DATASETS, load_dataset
-from bayesrank.data.checks import statistical_warnings
+from bayesrank.data.bundled import DATASETS
+from bayesrank.data.checks import mle_existence, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.data.readers import (
-    from_battles,
-    from_count_table,
-    from_counts,
-    from_frame,
-    from_judgements,
-    load,
-    read,
-    read_count_table,
-)
+from bayesrank.data.files import read
+from bayesrank.data.judges import agreement_table, near_duplicate_judges, standardized_log_length
+from bayesrank.data.load import load, load_dataset
+from bayesrank.data.records import from_battles, from_count_table, from_counts, from_frame, from_judgements
 
 __all__ = [
     "DATASETS",
     "OUTCOMES",
     "Comparisons",
+    "agreement_table",
     "from_battles",
     "from_count_table",
     "from_counts",
@@ -25,7 +20,9 @@ __all__ = [
     "from_judgements",
     "load",
     "load_dataset",
+    "mle_existence",
+    "near_duplicate_judges",
     "read",
-    "read_count_table",
+    "standardized_log_length",
     "statistical_warnings",
 ]

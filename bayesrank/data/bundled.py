@@ -1,11 +1,10 @@
-"""Datasets shipped inside the package, so demos and notebooks run without network or ``../shared``."""
+"""Datasets shipped inside the package, so demos, tests and notebooks run without network or ``../shared``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
 
-from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError
 
 
@@ -48,33 +47,7 @@ DATASETS: dict[str, BundledDataset] = {
 
 
 def dataset_path(name: str):
-    """Path of a bundled dataset file."""
+    """Path (an importlib resource) of a bundled dataset file."""
     if name not in DATASETS:
         raise DataError(f"unknown dataset '{name}'; bundled datasets: {', '.join(DATASETS)}.")
     return resources.files("bayesrank.data") / "datasets" / DATASETS[name].filename
-
-
-def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
-    """Load a bundled dataset by name.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`DATASETS` (``bayesrank datasets`` lists them).
-    both_bad_as_ties : bool
-        For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
-        paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
-        no both-bad ties.
-    """
-    from bayesrank.data.readers import read
-
-    path = dataset_path(name)
-    with resources.as_file(path) as file:
-        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
-    return _renamed(data, name)
-
-
-def _renamed(data: Comparisons, name: str) -> Comparisons:
-    from dataclasses import replace
-
-    return replace(data, source=name)

@@ -1,14 +1,17 @@
-"""Plain-English warnings about data that no model can rank well.
+"""Plain-English findings about data that no model can rank well, and whether an MLE exists.
 
-The checks are cheap and run before fitting: the CLI prints them and the fitting API
-raises them as :class:`~bayesrank.errors.StatisticalWarning`.
+The checks are cheap, look only at the counts, and run with every fit; their sentences end
+up in the fit's ``warnings``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.judges import near_duplicate_judges
 
 #: Items listed per component before the list is shortened.
 _MAX_LISTED = 8
@@ -80,9 +83,6 @@ def separated_groups(data: Comparisons) -> list[list[str]]:
     ordered so that no group ever loses to a later one, and the MLE diverges. A tie counts
     both ways because tie models penalise large score gaps between tied items.
     """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     m = data.n_items
     ab = (data.wins_a > 0) | (data.ties > 0)
     ba = (data.wins_b > 0) | (data.ties > 0)
@@ -98,3 +98,58 @@ def separated_groups(data: Comparisons) -> list[list[str]]:
     np.fill_diagonal(beats, False)
     order = sorted(range(n), key=lambda g: (beats[:, g].sum(), -beats[g].sum()))
     return [[data.items[k] for k in np.flatnonzero(labels == g)] for g in order]
+
+
+def mle_existence(data: Comparisons) -> tuple[bool, list[str]]:
+    """Does the maximum-likelihood estimate of the scores exist on these cells?
+
+    It does iff the comparison graph is connected and every item can be reached from every
+    other by "beat or tied" edges (Ford's condition, :func:`separated_groups`).
+
+    Parameters
+    ----------
+    data : Comparisons
+        The cells the likelihood sees (after a model's tie convention).
+
+    Returns
+    -------
+    exists : bool
+    warnings : list of str
+        Why not, and what to do, in words.
+    """
+    if len(data.components()) > 1:
+        return False, [
+            "scores are not identified across disconnected parts of the comparison graph: "
+            "no estimates are reported; fit each component separately or add comparisons between them."
+        ]
+    groups = separated_groups(data)
+    if len(groups) <= 1:
+        return True, []
+    shown = " > ".join("{" + ", ".join(g[:5]) + (", …" if len(g) > 5 else "") + "}" for g in groups[:4])
+    more = f" > … ({len(groups)} groups)" if len(groups) > 4 else ""
+    return False, [
+        f"the maximum-likelihood estimate does not exist: the items split into groups that never "
+        f"lose to the groups after them ({shown}{more}), so score gaps between groups grow without "
+        "bound; no estimates are reported. Use method='nuts' (proper priors) or add comparisons "
+        "across the groups."
+    ]
+
+
+def judge_warnings(data: Comparisons) -> tuple[list[str], list[tuple[str, str, int, float]]]:
+    """Warnings about the judges of the data: near-duplicate judges (from
+    ``data.agreement``, available when the records carry question ids).
+
+    Returns
+    -------
+    warnings : list of str
+    near_duplicates : list of (judge, judge, shared, agreement)
+    """
+    if data.agreement is None:
+        return [], []
+    dups = near_duplicate_judges(data.agreement)
+    out = [
+        f"judges '{j1}' and '{j2}' agree on {agr:.1%} of {n} shared comparisons: they are probably the "
+        "same model counted twice, which breaks the independence of judges"
+        for j1, j2, n, agr in dups
+    ]
+    return out, dups

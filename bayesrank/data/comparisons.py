@@ -8,11 +8,15 @@ always evaluated on these counts, never per record, which keeps a 1.4M-battle ar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+import xarray as xr
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from bayesrank.errors import DataError
 
@@ -46,6 +50,16 @@ class Comparisons:
         Judge index of each cell.
     first : ndarray of int or None
         Which item was shown first (``FIRST_A`` = 0 or ``FIRST_B`` = 1) when known.
+    covariates : ndarray of float or None
+        ``(n_cells, p)`` per-cell context covariates (for example a standardised question
+        length), the same whichever item is called "a"; records with different covariate
+        values stay in different cells.
+    covariate_names : tuple of str
+        Names of the covariate columns.
+    agreement : DataFrame or None
+        For judge records with question ids: the share of identical verdicts of each pair of
+        judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
+        :func:`bayesrank.data.judges.agreement_table`).
     dropped : dict
         What was left out while reading and why, with counts (e.g. ``{"unknown verdict": 12}``).
     source : str
@@ -62,6 +76,9 @@ class Comparisons:
     judges: tuple[str, ...] | None = None
     judge: np.ndarray | None = None
     first: np.ndarray | None = None
+    covariates: np.ndarray | None = None
+    covariate_names: tuple[str, ...] = ()
+    agreement: pd.DataFrame | None = None
     dropped: Mapping[str, int] = field(default_factory=dict)
     source: str = ""
 
@@ -78,6 +95,7 @@ class Comparisons:
         *,
         judge: Sequence | None = None,
         first: Sequence | None = None,
+        covariates: Mapping[str, Sequence] | None = None,
         items: Sequence[str] | None = None,
         both_bad_as_ties: bool = False,
         dropped: Mapping[str, int] | None = None,
@@ -97,6 +115,9 @@ class Comparisons:
             Judge name per row.
         first : sequence of {0, 1}, optional
             Which item of the row was shown first (0: ``item_a``, 1: ``item_b``).
+        covariates : mapping of str to sequence of float, optional
+            Context covariates per row (name → values); they do not change sign when a row
+            is flipped onto the canonical orientation.
         items : sequence of str, optional
             Item order to use (default: sorted names).
         both_bad_as_ties : bool
@@ -176,6 +197,11 @@ class Comparisons:
                 )
             keys["first"] = np.where(flip, 1 - f, f).astype(np.int64)
 
+        names = ()
+        if covariates:
+            names = tuple(str(c) for c in covariates)
+            for name in names:
+                keys[f"covariate:{name}"] = _finite(covariates[name], name, what, where, ids)
         frame = pd.DataFrame({**keys, **cols})
         cells = frame.groupby(list(keys), sort=True, as_index=False).sum()
         used = cells[["wins_a", "wins_b", "ties"]].sum(axis=1) > 0
@@ -194,11 +220,15 @@ class Comparisons:
             remap[present] = np.arange(present.size)
             cells = cells.assign(a=remap[cells["a"]], b=remap[cells["b"]])
             items = tuple(items[k] for k in present)
-        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, notes, source)
+        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, names, notes, source)
 
     @classmethod
-    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, dropped, source) -> Comparisons:
-        """Build from an aggregated cell DataFrame (columns a, b, counts, optional judge/first)."""
+    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source) -> Comparisons:
+        """Build from an aggregated cell DataFrame (columns a, b, counts, optional judge/first
+        and ``covariate:<name>``)."""
+        covariates = None
+        if covariate_names:
+            covariates = cells[[f"covariate:{c}" for c in covariate_names]].to_numpy(float)
         return cls(
             items=tuple(items),
             a=cells["a"].to_numpy(np.int64),
@@ -210,6 +240,8 @@ class Comparisons:
             judges=judges,
             judge=cells["judge"].to_numpy(np.int64) if "judge" in cells else None,
             first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
+            covariates=covariates,
+            covariate_names=tuple(covariate_names),
             dropped=dropped,
             source=source,
         )
@@ -245,23 +277,6 @@ class Comparisons:
         return np.column_stack([self.wins_a, self.wins_b, self.ties])
 
     # ------------------------------------------------------------------ views
-    def pairs(self) -> Comparisons:
-        """The same data aggregated over judges and positions: one cell per item pair."""
-        if self.judge is None and self.first is None:
-            return self
-        frame = pd.DataFrame(
-            {
-                "a": self.a,
-                "b": self.b,
-                "wins_a": self.wins_a,
-                "wins_b": self.wins_b,
-                "ties": self.ties,
-                "ties_bothbad": self.ties_bothbad,
-            }
-        )
-        cells = frame.groupby(["a", "b"], sort=True, as_index=False).sum()
-        return self._from_cell_table(cells, self.items, None, dict(self.dropped), self.source)
-
     def subset(self, mask: np.ndarray) -> Comparisons:
         """Cells selected by a boolean mask or index array (items and judges kept)."""
         sel = np.asarray(mask)
@@ -275,12 +290,47 @@ class Comparisons:
             ties_bothbad=self.ties_bothbad[sel],
             judge=None if self.judge is None else self.judge[sel],
             first=None if self.first is None else self.first[sel],
+            covariates=None if self.covariates is None else self.covariates[sel],
         )
 
     def without_ties(self) -> Comparisons:
-        """The same cells with ties set to zero (cells left empty are removed)."""
+        """The same cells with ties set to zero (cells left empty are removed).
+
+        Raises
+        ------
+        DataError
+            When every comparison is a tie.
+        """
         out = replace(self, ties=np.zeros_like(self.ties))
-        return out.subset(out.totals > 0)
+        out = out.subset(out.totals > 0)
+        if out.n_cells == 0:
+            raise DataError("every comparison is a tie: nothing is left once ties are dropped.")
+        return out
+
+    def without_judges(self, names) -> Comparisons:
+        """The data without the comparisons of the named judges (judge list re-indexed).
+
+        Raises
+        ------
+        DataError
+            When no comparison is left.
+        """
+        if self.judge is None:
+            return self
+        drop = {self.judges.index(n) for n in names if n in self.judges}
+        keep = [k for k in range(self.n_judges) if k not in drop]
+        remap = -np.ones(self.n_judges, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        sub = self.subset(np.isin(self.judge, keep))
+        if sub.n_cells == 0:
+            raise DataError("no comparisons are left after removing the judges.")
+        return replace(sub, judges=tuple(self.judges[k] for k in keep), judge=remap[sub.judge])
+
+    def ties_as_halves(self) -> Comparisons:
+        """The same cells with each tie counted as half a win for both sides (the Chatbot Arena
+        convention: a pseudo-likelihood for models without a tie outcome)."""
+        half = self.ties / 2
+        return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half)
 
     def split(self, test_fraction: float = 0.1, seed: int = 0) -> tuple[Comparisons, Comparisons]:
         """Random split of the cells into a training and a test set.
@@ -304,11 +354,63 @@ class Comparisons:
             frame["judge"] = np.asarray(self.judges, dtype=object)[self.judge]
         if self.first is not None:
             frame["first"] = np.where(self.first == FIRST_A, "a", "b")
+        for k, name in enumerate(self.covariate_names):
+            frame[name] = self.covariates[:, k]
         frame["wins_a"] = self.wins_a
         frame["wins_b"] = self.wins_b
         frame["ties"] = self.ties
         frame["ties_bothbad"] = self.ties_bothbad
         return frame
+
+    def to_xarray(self) -> xr.Dataset:
+        """The comparisons as an xarray Dataset (saved with every fit; :meth:`from_xarray`)."""
+        cells = {"a": self.a, "b": self.b}
+        if self.judge is not None:
+            cells["judge"] = self.judge
+        if self.first is not None:
+            cells["first"] = self.first
+        ds = xr.Dataset(
+            {**{k: ("data_cell", v) for k, v in cells.items()},
+             "counts": (("data_cell", "outcome"), self.counts()),
+             "ties_bothbad": ("data_cell", self.ties_bothbad)},
+            coords={"outcome": list(OUTCOMES), "item": list(self.items)},
+            attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source},
+        )
+        if self.covariates is not None:
+            ds["covariates"] = (("data_cell", "covariate"), self.covariates)
+            ds = ds.assign_coords(covariate=list(self.covariate_names))
+        if self.judges is not None:
+            ds = ds.assign_coords(judge_name=list(self.judges))
+        if self.agreement is not None:
+            for col in self.agreement.columns:
+                ds[f"agreement_{col}"] = ("judge_pair", self.agreement[col].to_numpy())
+        return ds
+
+    @classmethod
+    def from_xarray(cls, ds: xr.Dataset) -> Comparisons:
+        """Rebuild comparisons from :meth:`to_xarray` output, exactly."""
+        counts = ds["counts"].values
+        agreement = None
+        if "agreement_judge_1" in ds:
+            agreement = pd.DataFrame({col: ds[f"agreement_{col}"].values
+                                      for col in ("judge_1", "judge_2", "shared", "agreement")})
+            agreement["judge_1"] = agreement["judge_1"].astype(str)
+            agreement["judge_2"] = agreement["judge_2"].astype(str)
+        return cls(
+            items=tuple(str(x) for x in ds["item"].values),
+            a=ds["a"].values.astype(np.int64),
+            b=ds["b"].values.astype(np.int64),
+            wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2],
+            ties_bothbad=ds["ties_bothbad"].values,
+            judges=tuple(str(x) for x in ds["judge_name"].values) if "judge_name" in ds.coords else None,
+            judge=ds["judge"].values.astype(np.int64) if "judge" in ds else None,
+            first=ds["first"].values.astype(np.int64) if "first" in ds else None,
+            covariates=ds["covariates"].values.astype(float) if "covariates" in ds else None,
+            covariate_names=tuple(str(x) for x in ds["covariate"].values) if "covariate" in ds.coords else (),
+            agreement=agreement,
+            dropped=json.loads(ds.attrs.get("dropped", "{}")),
+            source=ds.attrs.get("source", ""),
+        )
 
     # ------------------------------------------------------------------ per item
     def item_totals(self) -> pd.DataFrame:
@@ -324,9 +426,6 @@ class Comparisons:
 
     def components(self) -> list[list[str]]:
         """Connected components of the comparison graph, largest first."""
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
-
         m = self.n_items
         adj = coo_matrix((np.ones(self.n_cells), (self.a, self.b)), shape=(m, m))
         n, labels = connected_components(adj, directed=False)
@@ -348,6 +447,8 @@ class Comparisons:
         }
         if self.judges is not None:
             out["n_judges"] = self.n_judges
+        if self.covariate_names:
+            out["covariates"] = list(self.covariate_names)
         if self.dropped:
             out["dropped"] = dict(self.dropped)
         return out
@@ -395,4 +496,17 @@ def _counts(values: Sequence, column: str, what: str, where: str, ids: np.ndarra
                 f"{what} {ids[i]}{where}: count '{column}' = {shown!r} {problem} "
                 f"({int(bad.sum())} such {what}s); counts must be non-negative whole numbers."
             )
+    return arr
+
+
+def _finite(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
+    """A numeric covariate column: every value a finite number."""
+    arr = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{what} {ids[i]}{where}: covariate '{column}' = {list(values)[i]!r} is not a finite number "
+            f"({int(bad.sum())} such {what}s); fill it in or leave the column out."
+        )
     return arr

@@ -1,14 +1,20 @@
-"""Compiled functions of a framework's model on its free (unconstrained) coordinates θ.
+"""A framework's model compiled once per structure, and bound to each fit's data.
 
-PyMC builds the model; here its log-density, gradient and Hessian are compiled once on a
-single raveled vector θ (the free coordinates after the zero-sum and other constraints), and
-cached by (framework, data shape). The data live in shared containers, so a second fit of
-data with the same shape reuses the compiled code: that is what makes a warm MAP take
-milliseconds rather than the second or so of ``pm.find_MAP`` out of the box.
+:class:`Structure` is everything about a model that does not depend on the data values:
+the PyMC model (built once, as a template), the layout of its free coordinates θ, the
+compiled log-density and gradient — which take the cell data as *inputs*, never as state —,
+the map from θ to every model variable, and the per-cell kernels of its predictors and link.
+Structures are cached by (framework spec, prior, number of items and judges, which per-cell
+data exist) in a small LRU cache, so refits of any data of that shape are warm.
+
+:class:`Bound` pairs a structure with one fit's data. It is immutable and private to the
+fit: two fits of the same shape share compiled code, never data.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -16,325 +22,437 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.pytensorf import join_nonshared_inputs
-from pytensor.gradient import jacobian
-from pytensor.graph.replace import graph_replace
+from pytensor.compile.mode import Mode
+from pytensor.graph.replace import graph_replace, vectorize_graph
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.frameworks.base import BuiltModel, Framework, spec_json
+from bayesrank.inference.kernels import link_kernel, predictor_kernel
+from bayesrank.model.framework import CELL_DATA, Framework
 
-_CACHE: dict[tuple, CompiledModel] = {}
+#: Structures kept compiled at once (least recently used dropped first).
+CACHE_SIZE = 32
+_CACHE: OrderedDict[tuple, Structure] = OrderedDict()
 
-#: Above this many free coordinates the Hessian is taken by central finite differences of the
-#: exact (AD) gradient instead of the vectorised AD jacobian. Measured on arena-2024 with one
-#: BLAS thread: Davidson k_tie=1 (257 free) exact 6.6 s (mostly compiling the jacobian graph)
-#: vs 0.21 s by differences; Davidson k_tie=20 (2518 free) exact 8.0 s vs 3.3 s; the maximum
-#: relative difference between the two Hessians was 2e-11 in both cases.
-EXACT_HESSIAN_MAX = 200
-_DATA_NAMES = ("item_a", "item_b", "judge_index", "first", "counts", "covariate")
+#: Mode of the functions called a handful of times per fit (the map θ ↦ all model variables):
+#: the Python linker compiles in a fraction of a second, where the default backend's
+#: just-in-time compilation of a vectorised graph took tens of seconds on a cold cache.
+LIGHT_MODE = Mode(linker="py", optimizer="fast_compile")
+#: Rows of θ evaluated per call of the batched value function.
+BATCH_ROWS = 512
 
 
-def compiled_model(framework: Framework, data: Comparisons, prior: str = "flat") -> CompiledModel:
-    """The compiled model for ``framework`` on ``data`` (prepared), reusing a cached one.
-
-    The cache key is the framework spec, the prior kind and the shapes of the data; the data
-    values are set into the shared containers of the cached model.
-    """
-    key = (
-        spec_json(framework),
+def structure_key(framework: Framework, data: Comparisons, prior: str) -> tuple:
+    """What a compiled model depends on besides the data values."""
+    return (
+        framework.spec_json(),
         prior,
-        data.items,
-        data.judges,
-        data.n_cells,
+        data.n_items,
+        data.n_judges,
         data.judge is not None,
         data.first is not None,
+        tuple(data.covariate_names),
     )
-    compiled = _CACHE.get(key)
-    if compiled is None:
-        compiled = CompiledModel(framework.build(data, prior), framework=framework, data=data)
-        _CACHE[key] = compiled
+
+
+def compiled(framework: Framework, data: Comparisons, prior: str = "flat") -> Structure:
+    """The compiled structure of ``framework`` for data shaped like ``data`` (prepared).
+
+    Parameters
+    ----------
+    framework : Framework
+    data : Comparisons
+        Prepared data; only its shape (items, judges, per-cell fields) is used.
+    prior : {"flat", "weak"}
+    """
+    key = structure_key(framework, data, prior)
+    found = _CACHE.get(key)
+    if found is None:
+        found = Structure(framework, data, prior)
+        _CACHE[key] = found
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     else:
-        compiled.set_data(data)
-    return compiled
+        _CACHE.move_to_end(key)
+    return found
 
 
-@dataclass
-class CompiledModel:
-    """Log-density, gradient, Hessian and reported quantities as functions of θ."""
+def cell_arrays(data: Comparisons) -> dict[str, np.ndarray]:
+    """The per-cell data arrays of :data:`~bayesrank.model.framework.CELL_DATA` that ``data`` has."""
+    arrays = {"item_a": data.a, "item_b": data.b, "judge_index": data.judge, "first": data.first,
+              "covariates": data.covariates}
+    return {name: arrays[name] for name in CELL_DATA if arrays[name] is not None}
 
-    built: BuiltModel
-    framework: Framework | None = None
-    data: Comparisons | None = None
 
-    def __post_init__(self):
-        model = self.built.model
-        self.model = model
-        self.point0 = model.initial_point()
-        self.value_vars = model.value_vars
-        logp = model.logp(jacobian=False)
-        (logp_t, grad_t), theta = self._join(logp)
-        self.theta = theta
-        self.logp_t = logp_t
-        self._logp_dlogp = pytensor.function([theta], [logp_t, grad_t])
-        self.x0 = np.concatenate([np.ravel(self.point0[v.name]) for v in self.value_vars])
-        self.slices = {}
-        start = 0
+class Structure:
+    """A framework's model compiled for one shape of data (see the module docstring).
+
+    Attributes
+    ----------
+    framework : Framework
+    prior : {"flat", "weak"}
+    model : pm.Model
+        The template model (its data containers hold the first data it was built with; every
+        compiled function takes the cell data as inputs instead).
+    x0 : ndarray
+        The data-independent starting point of θ.
+    slices : dict
+        Free coordinate name → (slice of θ, shape).
+    """
+
+    def __init__(self, framework: Framework, data: Comparisons, prior: str):
+        self.framework = framework
+        self.prior = prior
+        self.model, self._log_probs = framework.build(data, prior)
+        self.cell_names = [name for name in CELL_DATA if name in self.model.named_vars]
+        self._point = self.model.initial_point()
+        self.value_vars = list(self.model.value_vars)
+        self.slices, start = {}, 0
         for v in self.value_vars:
-            size = int(np.prod(self.point0[v.name].shape))
-            self.slices[v.name] = (slice(start, start + size), self.point0[v.name].shape)
+            shape = self._point[v.name].shape
+            size = int(np.prod(shape))
+            self.slices[v.name] = (slice(start, start + size), shape)
             start += size
+        self.x0 = np.concatenate([np.ravel(self._point[v.name]) for v in self.value_vars]).astype(float)
+        self.variable_names = [v.name for v in (*self.model.free_RVs, *self.model.deterministics)]
 
-    def _join(self, logp):
-        (logp_t,), theta = join_nonshared_inputs(self.point0, [logp], self.value_vars)
-        grad_t = pt.grad(logp_t, theta)
-        return (logp_t, grad_t), theta
-
+    # ------------------------------------------------------------------ sizes
     @property
     def n_free(self) -> int:
-        """Dimension of θ."""
+        """Dimension of θ (free coordinates after every constraint)."""
         return self.x0.size
 
-    def set_data(self, data: Comparisons) -> None:
-        """Put new data (same shapes) into the model's shared containers."""
-        values = {
-            "item_a": data.a,
-            "item_b": data.b,
-            "judge_index": data.judge,
-            "first": data.first,
-            "counts": data.counts(),
-            # per-cell covariate of CovariateComparisons (judge-aware covariate extension)
-            "covariate": getattr(data, "covariate", None),
-        }
-        self.data = data
-        for name in _DATA_NAMES:
-            if name in self.model.named_vars and values[name] is not None:
-                shared = self.model[name]
-                shared.set_value(np.asarray(values[name], dtype=shared.dtype))
+    def cell_dtypes(self) -> dict[str, str]:
+        return {name: self.model[name].dtype for name in self.cell_names}
 
-    # ------------------------------------------------------------------ functions of θ
-    def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        """Log-likelihood (flat priors) and its gradient at θ."""
-        lp, g = self._logp_dlogp(theta)
-        return float(lp), g
+    def cast_cells(self, cells: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Per-cell data arrays in the dtypes of the model's containers."""
+        dtypes = self.cell_dtypes()
+        return {name: np.asarray(cells[name], dtype=dtypes[name]) for name in self.cell_names}
+
+    # ------------------------------------------------------------------ θ ↦ log-density
+    def _theta_parts(self, theta):
+        return [theta[sl].reshape(shape).astype(v.dtype) for v, (sl, shape) in
+                ((v, self.slices[v.name]) for v in self.value_vars)]
 
     @cached_property
-    def _hessian(self):
-        grad = pt.grad(self.logp_t, self.theta)
-        return pytensor.function([self.theta], jacobian(grad, self.theta, vectorize=True))
+    def _logp_dlogp(self):
+        """(θ, cell data, counts) ↦ (log-density, gradient): the PyMC model's own graph with
+        the data containers replaced by inputs (flat priors: the log-likelihood)."""
+        logp = self.model.logp(jacobian=False)
+        (logp_t,), theta = join_nonshared_inputs(self._point, [logp], self.value_vars)
+        names = [*self.cell_names, "counts"]
+        inputs = {name: self.model[name].type(name) for name in names}
+        logp_t = graph_replace(logp_t, {self.model[name]: inputs[name] for name in names}, strict=False)
+        fn = pytensor.function([theta, *inputs.values()], [logp_t, pt.grad(logp_t, theta)], on_unused_input="ignore")
+        return fn
 
-    def preconditioner(self, n: float) -> np.ndarray:
-        """Diagonal scaling √diag(information / n) at the initial point, computed once per
-        compiled model (any positive scaling is valid; this one equalises the curvature).
+    def logp_dlogp(self, theta: np.ndarray, cells: Mapping[str, np.ndarray], counts: np.ndarray):
+        """Log-density and its gradient at θ for the given cells."""
+        lp, grad = self._logp_dlogp(theta, *[cells[name] for name in self.cell_names], counts)
+        return float(lp), grad
 
-        Coordinates without curvature at the start are left unscaled: the judge-aware log γ
-        has zero information while all scores are 0, and a scale near 0 there made L-BFGS
-        overshoot into the γ_k → 0 boundary (Davidson judge-aware on MT-bench: 12,844
-        iterations to a worse point, falsely reported as a non-existent MLE)."""
-        if getattr(self, "_scale", None) is None:
-            info = -np.diag(self.hessian(self.x0)) / n
-            # A start with clearly negative curvature somewhere is not in a locally concave
-            # region (the Thurstonian covariance coordinates): no diagonal scaling at all there.
-            # Per-coordinate scaling of the remaining coordinates took BT / Davidson k_cov=3 on
-            # arena 13,800 iterations to stop short of the tolerance; unscaled they converge in
-            # 3,800 / 9,600.
-            if np.any(info < -1e-8):
-                info = np.ones_like(info)
-            self._scale = np.sqrt(np.where(info > 1e-8, info, 1.0)) if np.all(np.isfinite(info)) else np.ones_like(self.x0)
-        return self._scale
+    # ------------------------------------------------------------------ θ ↦ model variables
+    @cached_property
+    def _values_fn(self):
+        """Rows of θ ↦ every free variable and deterministic, flattened and concatenated."""
+        theta = pt.vector("theta")
+        outputs = self.model.replace_rvs_by_values([self.model[n] for n in self.variable_names])
+        outputs = graph_replace(outputs, dict(zip(self.value_vars, self._theta_parts(theta))), strict=False)
+        flat = pt.concatenate([pt.flatten(o) for o in outputs])
+        batch = pt.matrix("thetas")
+        fn = pytensor.function([batch], vectorize_graph(flat, {theta: batch}), mode=LIGHT_MODE)
+        shapes = {n: tuple(int(s) for s in o.shape.eval({theta: self.x0}, mode=LIGHT_MODE)) if o.ndim else ()
+                  for n, o in zip(self.variable_names, outputs)}
+        return fn, shapes
 
-    def hessian(self, theta: np.ndarray) -> np.ndarray:
-        """Hessian of the log-likelihood at θ.
+    @property
+    def shapes(self) -> dict[str, tuple]:
+        """Shape of every model variable."""
+        return self._values_fn[1]
 
-        Frameworks with a structured Hessian in natural coordinates (``natural_hessian``:
-        BT / Rao–Kupper / Davidson, with or without covariance) give it as Bᵀ ∇²ℓ_natural B
-        with the constant Jacobian B = ∂natural/∂θ (block by block); other frameworks get the
-        automatic-differentiation Hessian up to :data:`EXACT_HESSIAN_MAX` free coordinates
-        and central finite differences of the exact gradient above (:meth:`hessian_fd`).
+    def value_rows(self, thetas: np.ndarray) -> np.ndarray:
+        """Flattened values of every model variable for each row of θ, ``(rows, total size)``."""
+        fn, _ = self._values_fn
+        thetas = np.atleast_2d(np.asarray(thetas, dtype=float))
+        return np.concatenate([fn(thetas[i:i + BATCH_ROWS]) for i in range(0, len(thetas), BATCH_ROWS)])
+
+    def layout(self) -> dict[str, tuple[slice, tuple]]:
+        """Where each variable sits in a row of :meth:`value_rows`."""
+        out, start = {}, 0
+        for name in self.variable_names:
+            shape = self.shapes[name]
+            size = int(np.prod(shape)) if shape else 1
+            out[name] = (slice(start, start + size), shape)
+            start += size
+        return out
+
+    def values(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """Every model variable (constrained scale) at θ."""
+        row = self.value_rows(theta)[0]
+        return {name: row[sl].reshape(shape) for name, (sl, shape) in self.layout().items()}
+
+    # ------------------------------------------------------------------ natural coordinates
+    @cached_property
+    def natural(self) -> NaturalMap:
+        """The model variables the predictors read, as an affine map of θ."""
+        return NaturalMap.from_structure(self)
+
+    @cached_property
+    def kernels(self) -> dict:
+        """Per-cell kernels of the framework's predictors (and its link, under ``"link"``)."""
+        shapes, cell_ndims = self.shapes, {n: self.model[n].ndim for n in self.cell_names}
+        out = {}
+        for name, pred in self.predictors.items():
+            local = {}
+            for key, loc in {**pred.inputs, **pred.constants}.items():
+                shape = shapes[loc.var] if loc.var in shapes else self.model[loc.var].get_value().shape
+                local[key] = shape[1:] if loc.by is not None else shape
+            out[name] = predictor_kernel(pred, local, cell_ndims, self.cell_dtypes())
+        out["link"] = link_kernel(self.framework.link)
+        return out
+
+    @cached_property
+    def predictors(self) -> dict:
+        return self.framework.predictors(self._template_data)
+
+    @cached_property
+    def constants(self) -> dict[str, np.ndarray]:
+        """Values of the fixed model data the predictors read (a basis)."""
+        return {loc.var: np.asarray(self.model[loc.var].get_value(), dtype=float)
+                for pred in self.predictors.values() for loc in pred.constants.values()}
+
+    # ------------------------------------------------------------------ per cell
+    def locals(self, nat: Mapping[str, np.ndarray], cells: Mapping[str, np.ndarray], draws: bool = False
+               ) -> dict[str, dict]:
+        """Per predictor, the local values each cell sees (inputs and constants).
+
+        With ``draws=True`` every natural variable has a leading axis of k draws and the
+        result covers k × n rows: draw j's values for every cell, draw by draw.
         """
-        natural = getattr(self.framework, "natural_hessian", None)
-        if natural is None or self.data is None:
-            theta = np.asarray(theta, dtype=float)
-            if theta.size <= EXACT_HESSIAN_MAX:
-                return self.autodiff_hessian(theta)
-            return self.hessian_fd(theta)
-        fn, _, _ = self._reported
-        values, _ = self._unpack(fn(theta))
-        natural_names, H = natural(self.data, values)
-        out = np.zeros((self.n_free, self.n_free))
-        blocks = self._natural_jacobian(natural_names)
-        for rows_i, cols_i, B_i in blocks:
-            for rows_j, cols_j, B_j in blocks:
+        n = len(cells["item_a"])
+        k = len(next(iter(nat.values()))) if draws else 1
+        out = {}
+        for name, pred in self.predictors.items():
+            u = {}
+            for key, loc in pred.inputs.items():
+                value = np.asarray(nat[loc.var], dtype=float)
+                u[key] = _gather(value if draws else value[None], cells, loc.by, n)
+            for key, loc in pred.constants.items():
+                u[key] = _gather(self.constants[loc.var][None], cells, loc.by, n)
+                if draws:
+                    u[key] = np.tile(u[key], (k,) + (1,) * (u[key].ndim - 1))
+            out[name] = u
+        return out
+
+    def local_rows(self, cells: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Per predictor, ``(n, p)`` positions in the natural vector of each cell's flattened
+        local inputs (for scattering per-cell derivatives)."""
+        n = len(cells["item_a"])
+        nmap = self.natural
+        out = {}
+        for name, pred in self.predictors.items():
+            blocks = []
+            for loc in pred.inputs.values():
+                offset, shape = nmap.offsets[loc.var], nmap.shapes[loc.var]
+                if loc.by is None:
+                    size = int(np.prod(shape)) if shape else 1
+                    blocks.append(np.broadcast_to(offset + np.arange(size), (n, size)))
+                else:
+                    width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+                    index = np.asarray(cells[loc.by], dtype=np.int64)
+                    blocks.append(offset + index[:, None] * width + np.arange(width))
+            out[name] = np.concatenate(blocks, axis=1)
+        return out
+
+    def predictor_values(self, nat: Mapping[str, np.ndarray], cells: Mapping[str, np.ndarray],
+                         draws: bool = False) -> dict:
+        """The predictors of each cell (``draws=True``: of each draw × cell, flattened)."""
+        cells = self.cast_cells(cells)
+        u = self.locals(nat, cells, draws)
+        if draws:
+            k = len(next(iter(nat.values())))
+            cells = {name: np.tile(v, (k,) + (1,) * (v.ndim - 1)) for name, v in cells.items()}
+        return {name: self.kernels[name].value(u[name], cells) for name in self.predictors}
+
+    def log_probs(self, nat: Mapping[str, np.ndarray], cells: Mapping[str, np.ndarray],
+                  draws: bool = False) -> np.ndarray:
+        """Log P(a wins), log P(b wins), log P(tie) of the cells: ``(n, 3)``, or ``(k, n, 3)``
+        for k draws of the natural variables (``draws=True``)."""
+        lp = self.kernels["link"].log_probs(self.predictor_values(nat, cells, draws))
+        return lp.reshape(-1, len(cells["item_a"]), 3) if draws else lp
+
+    def bind(self, data: Comparisons) -> Bound:
+        """This structure with one fit's (prepared) data."""
+        return Bound(self, data)
+
+    @cached_property
+    def _template_data(self) -> Comparisons:
+        """Shape information for :meth:`Framework.predictors` (covariate positions)."""
+        return _TemplateData(self.model)
+
+
+class _TemplateData:
+    """The shape of the data a structure was built for: what a framework's
+    :meth:`~bayesrank.model.framework.Framework.predictors` may ask (no data values)."""
+
+    def __init__(self, model):
+        names = model.named_vars
+        self.covariate_names = tuple(model.coords.get("covariate", ()))
+        self.items = tuple(model.coords["item"])
+        self.n_items = len(self.items)
+        self.judges = tuple(model.coords["judge"]) if "judge" in model.coords else None
+        self.n_judges = 0 if self.judges is None else len(self.judges)
+        self.judge = np.empty(0, dtype=np.int64) if "judge_index" in names else None
+        self.first = np.empty(0, dtype=np.int64) if "first" in names else None
+
+
+def _gather(value: np.ndarray, cells, by, n) -> np.ndarray:
+    """``(k, *shape)`` draws of a variable as k × n cells see them, flattened to ``(k·n, …)``."""
+    k = value.shape[0]
+    if by is not None:
+        out = value[:, np.asarray(cells[by], dtype=np.int64)]
+    else:
+        out = np.broadcast_to(value[:, None], (k, n, *value.shape[1:]))
+    return out.reshape(k * n, *out.shape[2:])
+
+
+@dataclass(frozen=True)
+class NaturalMap:
+    """The variables the predictors read (*natural coordinates*), an affine map of θ.
+
+    nat = c + B θ, with B block-sparse: each natural variable depends on a few free
+    coordinates (its own, after the zero-sum and other linear transforms).
+
+    Attributes
+    ----------
+    names : tuple of str
+    shapes, offsets : dict
+        Shape and position of each variable in the flat natural vector.
+    size : int
+    blocks : tuple of (slice, ndarray, ndarray)
+        Per variable: its rows in the natural vector, the θ columns it depends on, and the
+        dense block of B.
+    constant : ndarray
+        c, the natural vector at θ = 0.
+    """
+
+    names: tuple[str, ...]
+    shapes: dict
+    offsets: dict
+    size: int
+    blocks: tuple
+    constant: np.ndarray
+
+    @classmethod
+    def from_structure(cls, structure: Structure) -> NaturalMap:
+        names = tuple(dict.fromkeys(loc.var for pred in structure.predictors.values()
+                                    for loc in pred.inputs.values()))
+        layout = structure.layout()
+        shapes = {n: layout[n][1] for n in names}
+        sizes = {n: int(np.prod(shapes[n])) if shapes[n] else 1 for n in names}
+        offsets, start = {}, 0
+        for n in names:
+            offsets[n] = start
+            start += sizes[n]
+        pick = np.concatenate([np.arange(layout[n][0].start, layout[n][0].stop) for n in names])
+        x0 = structure.x0
+        n_free = x0.size
+        # the natural variables are affine in θ: unit steps give B exactly (up to rounding)
+        rows = structure.value_rows(np.vstack([x0, x0 + np.eye(n_free)]))[:, pick]
+        base, B = rows[0], (rows[1:] - rows[0]).T
+        probe = np.random.default_rng(0).standard_normal(n_free)
+        at_probe = structure.value_rows(x0 + probe)[0, pick]
+        if not np.allclose(at_probe, base + B @ probe, rtol=1e-8, atol=1e-8):
+            bad = [n for n in names
+                   if not np.allclose(at_probe[offsets[n]:offsets[n] + sizes[n]],
+                                      (base + B @ probe)[offsets[n]:offsets[n] + sizes[n]], rtol=1e-8, atol=1e-8)]
+            raise RuntimeError(f"{structure.framework.label}: the predictors read {bad}, which are not affine "
+                               "in the free coordinates; a structure must expose affine coordinates.")
+        blocks = []
+        for n in names:
+            rows_n = slice(offsets[n], offsets[n] + sizes[n])
+            block = B[rows_n]
+            cols = np.flatnonzero(np.any(block != 0, axis=0))
+            blocks.append((rows_n, cols, np.ascontiguousarray(block[:, cols])))
+        constant = base - B @ x0
+        return cls(names, shapes, offsets, start, tuple(blocks), constant)
+
+    def __call__(self, theta: np.ndarray) -> np.ndarray:
+        """The flat natural vector at θ."""
+        out = self.constant.copy()
+        for rows, cols, block in self.blocks:
+            out[rows] += block @ theta[cols]
+        return out
+
+    def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray]:
+        """Named arrays of a flat natural vector."""
+        return {n: flat[self.offsets[n]:self.offsets[n] + (int(np.prod(self.shapes[n])) if self.shapes[n] else 1)]
+                .reshape(self.shapes[n]) for n in self.names}
+
+    def pull_back(self, grad: np.ndarray, n_free: int) -> np.ndarray:
+        """Bᵀ g: a gradient in natural coordinates as a gradient in θ."""
+        out = np.zeros(n_free)
+        for rows, cols, block in self.blocks:
+            out[cols] += block.T @ grad[rows]
+        return out
+
+    def pull_back_matrix(self, H: np.ndarray, n_free: int) -> np.ndarray:
+        """Bᵀ H B: a matrix in natural coordinates as a matrix in θ (block by block)."""
+        out = np.zeros((n_free, n_free))
+        for rows_i, cols_i, B_i in self.blocks:
+            for rows_j, cols_j, B_j in self.blocks:
                 out[np.ix_(cols_i, cols_j)] += B_i.T @ H[rows_i, rows_j] @ B_j
         return out
 
-    def hessian_fd(self, theta: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
-        """Symmetrised central-difference Hessian from the exact gradient."""
-        theta = np.asarray(theta, dtype=float)
-        steps = rel_step * np.maximum(1.0, np.abs(theta))
-        H = central_jacobian(lambda t: self.logp_dlogp(t)[1], theta, steps)
-        return (H + H.T) / 2
+    def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
+        """θ with the coordinates of the given natural variables set to reproduce their values
+        (least squares on each variable's block; exact for values in the block's range)."""
+        theta = np.array(theta, dtype=float)
+        for (rows, cols, block), name in zip(self.blocks, self.names):
+            if name in values:
+                target = np.ravel(values[name]) - self.constant[rows]
+                theta[cols] = np.linalg.lstsq(block, target, rcond=None)[0]
+        return theta
 
-    def autodiff_hessian(self, theta: np.ndarray) -> np.ndarray:
-        """Hessian of the log-likelihood at θ by automatic differentiation (vectorised Jacobian
-        of the gradient)."""
-        return self._hessian(theta)
 
-    def _natural_jacobian(self, names) -> list[tuple[slice, np.ndarray, np.ndarray]]:
-        """∂(natural coordinates)/∂θ, constant for the linear parameterisations (cached), as
-        blocks ``(natural rows, θ columns, dense block)``: each model variable depends on its
-        own few θ coordinates, so Bᵀ H B is assembled block by block (Davidson k_tie=20:
-        2518 free coordinates, most of them the tie factor's)."""
-        cache = self.__dict__.setdefault("_natural_jac_cache", {})
-        if names not in cache:
-            fn, _, _ = self._reported
-            _, layout = self._unpack(fn(self.x0))
-            # natural coordinates are linear in θ: a unit step is exact up to rounding
-            jac = central_jacobian(fn, self.x0, step=1.0)
-            where = {name: sl for name, sl, _ in layout}
-            blocks, start = [], 0
-            for name in names:
-                block = jac[where[name]]
-                cols = np.flatnonzero(np.any(block != 0, axis=0))
-                rows = slice(start, start + block.shape[0])
-                blocks.append((rows, cols, np.ascontiguousarray(block[:, cols])))
-                start += block.shape[0]
-            cache[names] = blocks
-        return cache[names]
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A compiled structure with one fit's prepared data (immutable, private to the fit)."""
 
-    def _in_theta(self, outputs):
-        """Rewrite outputs of the model's value variables as outputs of θ."""
-        model = self.model
-        outs = model.replace_rvs_by_values(outputs)
-        replace = dict(zip(self.value_vars, self._unraveled()))
-        return [replace[o] if o in replace else graph_replace(o, replace, strict=False) for o in outs]
-
-    def _unraveled(self):
-        parts = []
-        for v in self.value_vars:
-            sl, shape = self.slices[v.name]
-            parts.append(self.theta[sl].reshape(shape).astype(v.dtype))
-        return parts
+    structure: Structure
+    data: Comparisons
 
     @cached_property
-    def _reported(self):
-        """θ ↦ values of every free RV and deterministic, flattened and concatenated."""
-        model = self.model
-        vars_ = list(model.free_RVs) + list(model.deterministics)
-        outs = self._in_theta(vars_)
-        flat = pt.concatenate([pt.flatten(o) for o in outs])
-        fn = pytensor.function([self.theta], flat)
-        shapes = [tuple(int(s) for s in o.shape.eval({self.theta: self.x0})) for o in outs]
-        return fn, [v.name for v in vars_], shapes
-
-    def constrained(self, theta: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, list]:
-        """Values of the model variables (constrained scale) at θ and their Jacobian ∂q/∂θ.
-
-        The Jacobian is taken by central differences (step 1e-6): exact for the linear maps
-        (zero-sum scores, tie factors) and accurate to ~1e-10 for smooth ones — while an
-        automatic-differentiation Jacobian would cost seconds of compilation per model.
-
-        Returns
-        -------
-        values : dict of ndarray
-        jac : ndarray
-            ``(len(q), n_free)`` with q the concatenation of the values in ``layout`` order.
-        layout : list of (name, slice, shape)
-        """
-        fn, _, _ = self._reported
-        values, layout = self._unpack(fn(theta))
-        return values, central_jacobian(fn, theta), layout
-
-    def _unpack(self, flat: np.ndarray) -> tuple[dict[str, np.ndarray], list]:
-        """Split the flat output of ``_reported`` into named arrays and their layout."""
-        _, names, shapes = self._reported
-        values, layout, start = {}, [], 0
-        for name, shape in zip(names, shapes):
-            size = int(np.prod(shape)) if shape else 1
-            values[name] = flat[start : start + size].reshape(shape)
-            layout.append((name, slice(start, start + size), shape))
-            start += size
-        return values, layout
-
-    def free_rv_values(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """Constrained values of the free random variables at θ."""
-        values, _ = self._unpack(self._reported[0](theta))
-        return {v.name: values[v.name] for v in self.model.free_RVs}
+    def cells(self) -> dict[str, np.ndarray]:
+        return self.structure.cast_cells(cell_arrays(self.data))
 
     @cached_property
-    def _cell_logp(self):
-        (lp,) = self._in_theta([self.built.log_probs])
-        return pytensor.function([self.theta], lp)
+    def counts(self) -> np.ndarray:
+        return self.data.counts()
 
-    def cell_log_probs(self, theta: np.ndarray) -> np.ndarray:
+    @property
+    def n_free(self) -> int:
+        return self.structure.n_free
+
+    @cached_property
+    def x0(self) -> np.ndarray:
+        """Starting θ: the structure's, with the framework's data-dependent starting values."""
+        start = self.structure.framework.initial_values(self.data)
+        return self.structure.natural.theta_for(start, self.structure.x0) if start else self.structure.x0.copy()
+
+    def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log-likelihood (flat priors) and its gradient at θ."""
+        return self.structure.logp_dlogp(theta, self.cells, self.counts)
+
+    def natural(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """The natural variables at θ."""
+        nmap = self.structure.natural
+        return nmap.unflatten(nmap(theta))
+
+    @cached_property
+    def local_rows(self) -> dict[str, np.ndarray]:
+        return self.structure.local_rows(self.cells)
+
+    def log_probs(self, theta: np.ndarray) -> np.ndarray:
         """``(n_cells, 3)`` log-probabilities at θ."""
-        return self._cell_logp(theta)
-
-    @cached_property
-    def _cell_logp_from_rvs(self):
-        rvs = list(self.model.free_RVs)
-        return pytensor.function(rvs, self.built.log_probs, on_unused_input="ignore"), [v.name for v in rvs]
-
-    def cell_log_probs_from_values(self, values: dict[str, np.ndarray]) -> np.ndarray:
-        """``(n_cells, 3)`` log-probabilities from constrained values of the free variables
-        (one posterior draw)."""
-        fn, names = self._cell_logp_from_rvs
-        return fn(*[values[n] for n in names])
-
-    # ------------------------------------------------------------------ prediction
-    @cached_property
-    def _prediction_inputs(self):
-        """Symbolic vectors replacing the data containers (item_a, item_b, judge, first, covariate)."""
-        return {
-            name: pt.vector(name, dtype=self.model[name].dtype)
-            for name in ("item_a", "item_b", "judge_index", "first", "covariate")
-            if name in self.model.named_vars
-        }
-
-    def _prediction_graph(self):
-        inputs = self._prediction_inputs
-        replace = {self.model[name]: var for name, var in inputs.items()}
-        return pt.exp(graph_replace(self.built.log_probs, replace, strict=False))
-
-    @cached_property
-    def _predict_theta(self):
-        (probs,) = self._in_theta([self._prediction_graph()])
-        inputs = list(self._prediction_inputs.values())
-        return pytensor.function([self.theta, *inputs], probs, on_unused_input="ignore")
-
-    @cached_property
-    def _predict_values(self):
-        rvs = list(self.model.free_RVs)
-        inputs = list(self._prediction_inputs.values())
-        fn = pytensor.function([*rvs, *inputs], self._prediction_graph(), on_unused_input="ignore")
-        return fn, [v.name for v in rvs]
-
-    def _index_args(self, index: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return [np.asarray(index[name], dtype=var.dtype) for name, var in self._prediction_inputs.items()]
-
-    def predict_at_theta(self, theta: np.ndarray, index: dict[str, np.ndarray]):
-        """Outcome probabilities ``(n, 3)`` for new cells at θ and their Jacobian ``(3n, n_free)``.
-
-        ``index`` maps ``item_a``, ``item_b`` (and ``judge_index``, ``first`` when the model
-        has them) to integer arrays, and ``covariate`` (when the model has one) to floats.
-        """
-        args = self._index_args(index)
-        probs = self._predict_theta(theta, *args)
-        jac = central_jacobian(lambda t: self._predict_theta(t, *args).ravel(), theta)
-        return probs, jac
-
-    def predict_at_values(self, values: dict[str, np.ndarray], index: dict[str, np.ndarray]) -> np.ndarray:
-        """Outcome probabilities ``(n, 3)`` for new cells from one draw of the free variables."""
-        fn, names = self._predict_values
-        return fn(*[values[n] for n in names], *self._index_args(index))
-
-
-def central_jacobian(fn, theta: np.ndarray, step=1e-6) -> np.ndarray:
-    """Jacobian of a vector function by central differences, ``(len(fn(θ)), len(θ))``.
-
-    ``step`` is one step for every coordinate or an array of per-coordinate steps."""
-    steps = np.broadcast_to(np.asarray(step, dtype=float), theta.shape)
-    cols = []
-    for k in range(theta.size):
-        e = np.zeros_like(theta)
-        e[k] = steps[k]
-        cols.append((np.ravel(fn(theta + e)) - np.ravel(fn(theta - e))) / (2 * steps[k]))
-    return np.column_stack(cols) if cols else np.zeros((np.ravel(fn(theta)).size, 0))
+        return self.structure.log_probs(self.natural(theta), self.cells)

@@ -1,90 +1,177 @@
-"""Fisher information of a compiled model on its free coordinates θ.
+"""Exact Hessian, expected information and score outer products, assembled per cell.
 
-Two estimates of the information matrix of the free coordinates are available:
+With per-cell predictors p_c = (d_c[, h_c]) of the local natural values u_c (kernels in
+:mod:`bayesrank.inference.kernels`) and the affine map nat = c + Bθ
+(:class:`~bayesrank.inference.compiled.NaturalMap`), every matrix here has the form
+
+    Bᵀ [ Σ_c J_cᵀ W_c J_c  (+ Σ_c Σ_q g_cq ∇²p_cq) ] B,
+
+with J_c = ∂p_c/∂u_c scattered into natural coordinates and a small per-cell weight matrix
+W_c (P × P, P = 1 or 2 predictors) that says which matrix is built:
 
 ``observed``
-    J(θ̂) = −∇²ℓ(θ̂), the negative Hessian of the log-likelihood (automatic differentiation).
+    −∇²ℓ(θ): W_c = −∂²L_c/∂p², plus the second derivatives of non-linear predictors
+    weighted by −∂L_c/∂p (the Thurstonian z, the judge discrimination e^α (s_a − s_b)).
 ``expected``
-    The plug-in *expected* information with the empirical design (digest
-    ``seed-judge-aware-btl.md`` §3.4, the form that reproduces the judge-aware paper's tables):
+    The plug-in expected information with the empirical design (judge-aware digest §3.4):
+    W_c = n_c Σ_o P_co ∇_p log P_co ∇_p log P_coᵀ — for a two-outcome cell the paper's
+    n p̂(1 − p̂) g gᵀ, with no (y − p)∇²η term.
+``scores``
+    Σ_c s_c s_cᵀ with s_c = ∇_θ L_c, the "meat" of a sandwich covariance: W_c = g_c g_cᵀ
+    with g_c = ∂L_c/∂p.
 
-    .. math::
-
-        \\hat I(θ) = \\sum_c n_c \\sum_{o} p_{co}(θ)\\, ∇_θ \\log p_{co}(θ)\\, ∇_θ \\log p_{co}(θ)^T,
-
-    with ``c`` the cells, ``n_c`` their number of comparisons and ``o`` the outcomes
-    (a wins, b wins, tie) of positive probability. For a two-outcome (Bradley–Terry type)
-    cell with linear predictor η_c this is ``n_c σ(η_c)(1 − σ(η_c)) ∇η_c ∇η_cᵀ``, i.e. the
-    paper's ``Σ_{(i,j,k)∈Ω} n_ijk p̂(1 − p̂) g gᵀ`` (no ``(y − p)∇²η`` term).
-
-Both are matrices on θ; covariances of reported quantities follow by the delta method with
-the Jacobian from :meth:`CompiledModel.constrained`.
+The same assembly gives the gradient Σ_c J_cᵀ g_c, which tests check against the PyMC
+graph's. Every derivative comes from automatic differentiation of the framework's own
+predictor and link functions.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytensor
-from pytensor.gradient import jacobian
 
-from bayesrank.data.comparisons import Comparisons
+from bayesrank.errors import ModelSpecError
+from bayesrank.inference.compiled import Bound, Structure
 
-INFORMATION = ("expected", "observed")
-
-
-def _cell_logp_jacobian(compiled):
-    """θ ↦ ((n_cells, 3) log-probabilities, (n_cells·3, n_free) Jacobian), compiled once."""
-    fn = compiled.__dict__.get("_cell_logp_jac")
-    if fn is None:
-        (lp,) = compiled._in_theta([compiled.built.log_probs])
-        flat = lp.flatten()
-        fn = pytensor.function([compiled.theta], [lp, jacobian(flat, compiled.theta, vectorize=True)])
-        compiled.__dict__["_cell_logp_jac"] = fn
-    return fn
+#: Matrices :func:`information` builds.
+INFORMATION = ("observed", "expected", "scores")
 
 
-def expected_information(compiled, theta: np.ndarray, data: Comparisons) -> np.ndarray:
-    """Plug-in expected Fisher information of the free coordinates (see the module docstring).
+def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Index and value arrays of Σ_c weight_c J_u,cᵀ J_v,c placed at (rows_u, rows_v)."""
+    vals = weight[:, None, None] * J_u[:, :, None] * J_v[:, None, :]
+    idx = rows_u[:, :, None] * size + rows_v[:, None, :]
+    return idx.ravel(), vals.ravel()
+
+
+class CellDerivatives:
+    """Predictors, their Jacobians and the link's derivatives for every cell at given values of
+    the natural variables.
 
     Parameters
     ----------
-    compiled : CompiledModel
-        The compiled model of ``framework`` on ``data``.
+    structure : Structure
+    nat : dict
+        Values of the natural variables.
+    cells : dict
+        Per-cell data arrays (any cells: the fit's own or new ones to predict).
+    counts : ndarray, optional
+        ``(n, 3)`` counts (zeros when predicting).
+    """
+
+    def __init__(self, structure: Structure, nat: dict, cells: dict, counts: np.ndarray | None = None):
+        self.structure = structure
+        self.cells = structure.cast_cells(cells)
+        n = len(self.cells["item_a"])
+        self.size = structure.natural.size
+        self.names = list(structure.predictors)
+        u = structure.locals(nat, self.cells)
+        self.u = u
+        self.values, self.jac = {}, {}
+        for name in self.names:
+            self.values[name], self.jac[name] = structure.kernels[name].jacobian(u[name], self.cells)
+        self.link = structure.kernels["link"].derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
+        self.rows = structure.local_rows(self.cells)
+
+    @classmethod
+    def at(cls, bound: Bound, theta: np.ndarray) -> CellDerivatives:
+        """The cells of a bound model at θ."""
+        return cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+
+    def gradient(self) -> np.ndarray:
+        """∇_nat ℓ: Σ_c J_cᵀ ∂L_c/∂p."""
+        g = self.link["grad"]
+        out = np.zeros(self.size)
+        for q, name in enumerate(self.names):
+            out += np.bincount(self.rows[name].ravel(), (self.jac[name] * g[:, q, None]).ravel(), self.size)
+        return out
+
+    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None) -> np.ndarray:
+        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates.
+
+        Parameters
+        ----------
+        weights : ndarray
+            ``(n, P, P)`` per-cell weights W_c.
+        second_weights : ndarray, optional
+            ``(n, P)`` weights of the predictors' own second derivatives (observed only).
+        """
+        index, value = [], []
+        for q, name_q in enumerate(self.names):
+            for r, name_r in enumerate(self.names):
+                i, v = _scatter_outer(self.size, self.rows[name_q], self.jac[name_q], self.rows[name_r],
+                                      self.jac[name_r], weights[:, q, r])
+                index.append(i)
+                value.append(v)
+            if second_weights is not None:
+                kernel = self.structure.kernels[name_q]
+                H = kernel.second(self.u[name_q], self.cells, second_weights[:, q])
+                if H is not None:
+                    rows = self.rows[name_q]
+                    index.append((rows[:, :, None] * self.size + rows[:, None, :]).ravel())
+                    value.append(H.ravel())
+        flat = np.bincount(np.concatenate(index), np.concatenate(value), self.size**2)
+        return flat.reshape(self.size, self.size)
+
+
+def information(bound: Bound, theta: np.ndarray, kind: str = "observed") -> np.ndarray:
+    """An information-type matrix of the free coordinates θ (see the module docstring).
+
+    Parameters
+    ----------
+    bound : Bound
     theta : ndarray
-        Free coordinates at which to evaluate (usually the MLE).
-    data : Comparisons
-        The *prepared* data (after the framework's tie convention), whose cell totals are
-        the ``n_c``.
+    kind : {"observed", "expected", "scores"}
 
     Returns
     -------
     ndarray
-        ``(n_free, n_free)`` symmetric positive semi-definite matrix.
+        ``(n_free, n_free)``, symmetric.
     """
-    lp, jac = _cell_logp_jacobian(compiled)(np.asarray(theta, dtype=float))
-    n_cells = lp.shape[0]
-    jac = jac.reshape(n_cells, lp.shape[1], -1)
-    p = np.exp(lp)
-    ok = np.isfinite(lp) & (p > 0)
-    p = np.where(ok, p, 0.0)
-    jac = np.where(ok[..., None], np.nan_to_num(jac), 0.0)
-    w = np.asarray(data.totals, dtype=float)[:, None] * p
-    info = np.einsum("co,cop,coq->pq", w, jac, jac)
-    return 0.5 * (info + info.T)
-
-
-def observed_information(compiled, theta: np.ndarray) -> np.ndarray:
-    """Observed information −∇²ℓ(θ) (exact Hessian by automatic differentiation)."""
-    h = -np.asarray(compiled.hessian(np.asarray(theta, dtype=float)))
-    return 0.5 * (h + h.T)
-
-
-def information(compiled, theta: np.ndarray, data: Comparisons, kind: str = "observed") -> np.ndarray:
-    """Information matrix of the free coordinates, ``kind`` in :data:`INFORMATION`."""
-    if kind == "expected":
-        return expected_information(compiled, theta, data)
+    if kind not in INFORMATION:
+        raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
+    cd = CellDerivatives.at(bound, theta)
+    link = cd.link
     if kind == "observed":
-        return observed_information(compiled, theta)
-    from bayesrank.errors import ModelSpecError
+        nat = cd.matrix(-link["hess"], -link["grad"])
+    elif kind == "expected":
+        lp, D = bound.structure.kernels["link"].outcome_gradients(cd.values)
+        n = bound.counts.sum(axis=1)
+        W = np.einsum("c,co,cop,coq->cpq", n, np.exp(lp), D, D)
+        nat = cd.matrix(W)
+    else:
+        g = link["grad"]
+        nat = cd.matrix(g[:, :, None] * g[:, None, :])
+    out = bound.structure.natural.pull_back_matrix(nat, bound.n_free)
+    return 0.5 * (out + out.T)
 
-    raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
+
+def gradient(bound: Bound, theta: np.ndarray) -> np.ndarray:
+    """∇_θ ℓ assembled from the per-cell kernels (the PyMC graph's gradient, computed another way)."""
+    cd = CellDerivatives.at(bound, theta)
+    return bound.structure.natural.pull_back(cd.gradient(), bound.n_free)
+
+
+def outcome_jacobian(structure: Structure, nat: dict, cells: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Outcome probabilities of new cells and their Jacobian in θ.
+
+    Returns
+    -------
+    probs : ndarray
+        ``(n, 3)``.
+    jacobian : ndarray
+        ``(n, 3, n_free)`` = ∂P_o/∂θ = P_o ∇_θ log P_o.
+    """
+    cd = CellDerivatives(structure, nat, cells)
+    lp, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
+    probs = np.exp(lp)
+    n = probs.shape[0]
+    grad_nat = np.zeros((n, 3, cd.size))
+    cell = np.arange(n)[:, None]
+    for q, name in enumerate(cd.names):
+        for o in range(3):
+            np.add.at(grad_nat[:, o], (np.broadcast_to(cell, cd.rows[name].shape), cd.rows[name]),
+                      outcome_grad[:, o, q, None] * cd.jac[name])
+    out = np.zeros((n, 3, structure.n_free))
+    for rows, cols, block in structure.natural.blocks:
+        out[:, :, cols] += grad_nat[:, :, rows] @ block
+    return probs, probs[:, :, None] * out

@@ -1,23 +1,29 @@
-"""Posterior sampling with NUTS (nutpie when installed — PyMC's own choice — or PyMC's sampler).
+"""Posterior sampling with NUTS (nutpie when installed — PyMC's own choice — PyMC's sampler, or
+numpyro on JAX), returning the DataTree shape of :mod:`bayesrank.inference.tree`.
 
 The model is the framework's with its weakly informative priors
-(:class:`bayesrank.frameworks.base.Priors`). After sampling, the pointwise log-likelihood
-per cell is stored for LOO, and r̂, ESS and divergences are summarised and turned into
-warnings in words when they are bad.
+(:class:`~bayesrank.model.framework.Priors`). After sampling, the pointwise log-likelihood
+per cell is stored for LOO, r̂, ESS and divergences are summarised and turned into warnings
+in words when they are bad, and the ``estimate`` group gets posterior means and sds and the
+posterior-mean outcome probabilities of every cell.
 """
 
 from __future__ import annotations
 
 import time
+from importlib.util import find_spec
 
 import arviz as az
 import numpy as np
 import pymc as pm
+import xarray as xr
 
-from bayesrank.data.checks import statistical_warnings
-from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.checks import judge_warnings, statistical_warnings
+from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.frameworks.base import OBSERVED, Framework
+from bayesrank.inference.compiled import cell_arrays, compiled
+from bayesrank.inference.tree import assemble
+from bayesrank.model.framework import OBSERVED, Framework
 
 #: Thresholds of a trustworthy posterior (Vehtari et al. 2021).
 RHAT_MAX, ESS_MIN = 1.01, 400
@@ -25,6 +31,8 @@ RHAT_MAX, ESS_MIN = 1.01, 400
 #: NUTS implementations. blackjax is left out: blackjax 1.7 does not run under PyMC 6.4's
 #: integration (its kernel rejects PyMC's ``progress_bar`` argument).
 SAMPLERS = ("nutpie", "pymc", "numpyro")
+#: Posterior draws per batch when outcome probabilities are averaged over the posterior.
+DRAW_CHUNK = 64
 
 
 def fit_nuts(
@@ -39,7 +47,7 @@ def fit_nuts(
     target_accept: float = 0.9,
     sampler: str | None = None,
     progressbar: bool = False,
-):
+) -> xr.DataTree:
     """Sample the posterior with NUTS.
 
     Parameters
@@ -51,6 +59,7 @@ def fit_nuts(
     cores : int, optional
         Parallel chains (PyMC's default: the number of CPUs, at most 4).
     random_seed : int, optional
+        Non-negative seed.
     target_accept : float
         NUTS target acceptance rate (raise towards 0.99 on divergences).
     sampler : {"nutpie", "pymc", "numpyro"}, optional
@@ -60,29 +69,26 @@ def fit_nuts(
 
     Returns
     -------
-    Fit
-        With ``method="nuts"``; ``fit.diagnostics`` has ``max_rhat``, ``min_ess_bulk``,
-        ``min_ess_tail``, ``divergences``.
+    xarray.DataTree
+        ``attrs["bayesrank_diagnostics"]`` has ``max_rhat``, ``min_ess_bulk``,
+        ``min_ess_tail``, ``divergences``, ``converged``.
     """
-    from bayesrank.results import Fit
-
-    if sampler is not None and sampler not in SAMPLERS:
-        raise ModelSpecError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}.")
-    if sampler is None:  # PyMC's own default: nutpie when installed
-        from importlib.util import find_spec
-
-        sampler = "nutpie" if find_spec("nutpie") else "pymc"
-    _check_sampler_installed(sampler)
+    sampler = _check_sampler(sampler)
     if draws < 1 or tune < 0 or chains < 1:
         raise ModelSpecError("draws and chains must be positive and tune non-negative.")
+    if random_seed is not None and (not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
+        raise ModelSpecError(f"random_seed must be a non-negative integer, got {random_seed!r}.")
+    if not 0 < target_accept < 1:
+        raise ModelSpecError(f"target_accept must be in (0, 1), got {target_accept}.")
     prepared = framework.prepare(data)
-    notes = statistical_warnings(prepared)
     # with proper priors an infinite MLE is not a problem for the posterior
-    notes = [w for w in notes if "maximum-likelihood" not in w and "MLE" not in w]
-    built = framework.build(prepared, prior="weak")
+    notes = [w for w in statistical_warnings(prepared) if "maximum-likelihood" not in w]
+    judge_notes, near_duplicates = judge_warnings(data)
+    notes += judge_notes
+    model, _ = framework.build(prepared, prior="weak")
     t0 = time.perf_counter()
-    with built.model:
-        tree = pm.sample(
+    with model:
+        idata = pm.sample(
             draws=draws,
             tune=tune,
             chains=chains,
@@ -93,19 +99,57 @@ def fit_nuts(
             progressbar=progressbar,
             compute_convergence_checks=False,
         )
-        pm.compute_log_likelihood(tree, model=built.model, progressbar=False)
+        pm.compute_log_likelihood(idata, model=model, progressbar=False)
     seconds = time.perf_counter() - t0
-    diagnostics = sampling_diagnostics(tree, framework.reported())
-    diagnostics["seconds"] = seconds
-    diagnostics["sampler"] = sampler
+    diagnostics = sampling_diagnostics(idata, framework.reported())
+    diagnostics.update(seconds=seconds, sampler=sampler, target_accept=target_accept,
+                       near_duplicates=[list(d) for d in near_duplicates])
     notes += sampling_warnings(diagnostics)
-    return Fit.from_nuts(framework, data, prepared, tree=tree, diagnostics=diagnostics, warnings=notes)
+    posterior = idata["posterior"].to_dataset()
+    log_likelihood = idata["log_likelihood"].to_dataset()
+    estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
+    extra = {"log_likelihood": log_likelihood, "sample_stats": idata["sample_stats"].to_dataset()}
+    n_params = compiled(framework, prepared, "flat").n_free
+    return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
+                    estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
 
 
-def _check_sampler_installed(sampler: str | None) -> None:
-    """Fail early, in words, when the chosen NUTS implementation is not installed."""
-    from importlib.util import find_spec
+def _posterior_estimate(framework, prepared, posterior: xr.Dataset, log_likelihood: xr.Dataset) -> xr.Dataset:
+    """Posterior means and sds of every variable, the posterior-mean outcome probabilities of
+    every cell (as logs) and the posterior mean of the total log-likelihood."""
+    stacked = posterior.stack(sample=("chain", "draw"))
+    out = {}
+    for name, da in stacked.data_vars.items():
+        out[name] = da.mean("sample")
+        out[f"{name}_se"] = da.std("sample", ddof=1)
+    probs = posterior_probabilities(framework, prepared, posterior, cell_arrays(prepared))
+    with np.errstate(divide="ignore"):
+        out["cell_log_probs"] = xr.DataArray(np.log(probs), dims=("cell", "outcome"),
+                                             coords={"outcome": list(OUTCOMES)})
+    total = log_likelihood[OBSERVED].sum([d for d in log_likelihood[OBSERVED].dims if d not in ("chain", "draw")])
+    out["loglik"] = total.mean()
+    return xr.Dataset(out).assign_coords(cell=np.arange(prepared.n_cells)).assign_attrs(interval="quantile")
 
+
+def posterior_probabilities(framework, prepared, posterior: xr.Dataset, cells: dict) -> np.ndarray:
+    """Posterior-mean outcome probabilities ``(n, 3)`` of the given cells, averaged over every
+    draw in batches (memory bounded by :data:`DRAW_CHUNK` × cells)."""
+    structure = compiled(framework, prepared, "flat")
+    flat = {n: posterior[n].values.reshape(-1, *posterior[n].shape[2:]) for n in structure.natural.names}
+    n_draws = next(iter(flat.values())).shape[0]
+    total = np.zeros((len(cells["item_a"]), 3))
+    for start in range(0, n_draws, DRAW_CHUNK):
+        batch = {name: value[start:start + DRAW_CHUNK] for name, value in flat.items()}
+        total += np.exp(structure.log_probs(batch, cells, draws=True)).sum(axis=0)
+    return total / n_draws
+
+
+def _check_sampler(sampler: str | None) -> str:
+    """The NUTS implementation to use; fails early, in words, when it is not installed."""
+    if sampler is not None and sampler not in SAMPLERS:
+        raise ModelSpecError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}.")
+    if sampler is None:  # PyMC's own default: nutpie when installed
+        sampler = "nutpie" if find_spec("nutpie") else "pymc"
     needs = {"nutpie": ["nutpie"], "numpyro": ["jax", "numpyro"]}
     missing = [pkg for pkg in needs.get(sampler, []) if find_spec(pkg) is None]
     if missing:
@@ -114,15 +158,16 @@ def _check_sampler_installed(sampler: str | None) -> None:
             f"sampler {sampler!r} needs {', '.join(missing)}, which is not installed: "
             f"pip install 'bayesrank[{extra}]' (or choose sampler='pymc')."
         )
+    return sampler
 
 
-def sampling_diagnostics(tree, var_names) -> dict:
+def sampling_diagnostics(idata, var_names) -> dict:
     """Worst r̂ and ESS over the reported variables, and the number of divergences."""
-    post = tree["posterior"].to_dataset()
+    post = idata["posterior"].to_dataset()
     names = [v for v in var_names if v in post]
-    summary = az.summary(tree, var_names=names, kind="diagnostics")
-    divergent = tree["sample_stats"]["diverging"].values if "diverging" in tree["sample_stats"] else np.zeros(1)
-    n_div = int(np.sum(divergent))
+    summary = az.summary(idata, var_names=names, kind="diagnostics")
+    stats = idata["sample_stats"]
+    n_div = int(np.sum(stats["diverging"].values)) if "diverging" in stats else 0
     out = {
         "max_rhat": float(summary["r_hat"].max()),
         "min_ess_bulk": float(summary["ess_bulk"].min()),
@@ -143,7 +188,7 @@ def sampling_warnings(diag: dict) -> list[str]:
     if diag["divergences"]:
         out.append(
             f"{diag['divergences']} divergent transitions: the posterior has regions NUTS cannot "
-            "explore reliably; raise target_accept (e.g. 0.99) or simplify the model."
+            "explore reliably; raise target_accept (e.g. 0.99; CLI: --target-accept) or simplify the model."
         )
     if not diag["max_rhat"] <= RHAT_MAX:
         out.append(
@@ -157,6 +202,3 @@ def sampling_warnings(diag: dict) -> list[str]:
             "imprecise; draw more samples."
         )
     return out
-
-
-__all__ = ["OBSERVED", "fit_nuts", "sampling_diagnostics", "sampling_warnings"]

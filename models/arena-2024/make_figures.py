@@ -24,7 +24,7 @@ def main():
     OUT.mkdir(exist_ok=True)
     rows = {r["id"]: r for r in map(json.loads, (HERE / "d1-results.jsonl").read_text().splitlines())}
     with threadpool_limits(1):
-        fit = br.RaoKupper(k_tie=20, k_cov=3).fit(br.load("arena-2024"))
+        fit = br.fit(br.RaoKupper(k_tie=20, k_cov=3), br.load("arena-2024"))
     t = tiers(fit, top=100, n_tiers=5)
     t.to_csv(HERE / "model18-tiers.csv", index=False)
     for tier, grp in t.groupby("tier"):

@@ -1,0 +1,23 @@
+"""Models: outcome links × score structures = frameworks (specs that build PyMC models)."""
+
+from bayesrank.model.framework import Framework, Local, Predictor, Priors
+from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, JudgePriors, SignedJudgeAware
+from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
+from bayesrank.model.registry import FRAMEWORKS, framework_from_spec
+
+__all__ = [
+    "BTL",
+    "FRAMEWORKS",
+    "BradleyTerry",
+    "Davidson",
+    "Framework",
+    "JudgeAware",
+    "JudgeAwareCovariate",
+    "JudgePriors",
+    "Local",
+    "Predictor",
+    "Priors",
+    "RaoKupper",
+    "SignedJudgeAware",
+    "framework_from_spec",
+]

@@ -1,0 +1,266 @@
+"""What every framework is: a named spec that builds a PyMC model from :class:`Comparisons`.
+
+A framework = score structure + outcome link + constraints + priors. It declares
+
+* its **variables** (:meth:`Framework.variables`: the free parameters and deterministics,
+  created inside a PyMC model context, constraints imposed by construction);
+* its per-cell **predictors** (:meth:`Framework.predictors`): the linear predictor ``d``
+  (how much item a is preferred to item b) and, for tie links, the raw tie threshold ``h``.
+  Each is a PyTensor function of a few *local* values — model variables gathered at the
+  cell's items or judge (:class:`Local`) — and of the cell's data;
+* its **link** (:mod:`bayesrank.model.links`), which turns the predictors into
+  log P(a wins), log P(b wins), log P(tie).
+
+That declaration is the only definition of the likelihood. :meth:`Framework.build` composes
+it into the PyMC model (NUTS, and the MAP's log-density); the inference layer compiles the
+same predictor and link functions per cell to get exact derivatives, information matrices
+and predictions without a second, hand-written copy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.model.links import cell_loglik, log_probs
+
+#: The observed variable holding the cell counts; its pointwise log-likelihood is per cell.
+OBSERVED = "outcomes"
+
+#: Per-cell data the predictors may read, as named in the model (``pm.Data`` containers).
+CELL_DATA = ("item_a", "item_b", "judge_index", "first", "covariates")
+
+
+@dataclass(frozen=True)
+class Local:
+    """A model variable as one cell sees it.
+
+    Attributes
+    ----------
+    var : str
+        Name of a model variable (free or deterministic; it must be an affine function of
+        the free coordinates, which every structure here guarantees).
+    by : {"item_a", "item_b", "judge_index"} or None
+        The per-cell index the variable is gathered by (its first axis), or None for a
+        variable every cell sees whole (a global threshold, a coefficient vector).
+    """
+
+    var: str
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """One per-cell predictor of the likelihood.
+
+    Attributes
+    ----------
+    inputs : mapping of str to Local
+        The local values the predictor reads, by key.
+    fn : callable
+        ``fn(u, cells) -> (n,)`` tensor, where ``u[key]`` has shape ``(n, *shape of the
+        variable without its gathered axis)`` and ``cells`` maps the names in
+        :data:`CELL_DATA` to per-cell tensors. The same function builds the PyMC model and
+        is differentiated per cell by the inference layer.
+    linear : bool
+        The predictor is linear in its inputs (its second derivatives vanish).
+    constants : mapping of str to Local
+        Fixed model data the predictor reads per cell (a basis), gathered like the inputs
+        but never differentiated; also passed in ``u``.
+    """
+
+    inputs: Mapping[str, Local]
+    fn: Callable
+    linear: bool = False
+    constants: Mapping[str, Local] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Scales of the weakly informative priors used with ``method="nuts"``.
+
+    MAP fits use flat priors on every free coordinate, so the MAP is the MLE.
+
+    Attributes
+    ----------
+    score : float
+        ``ZeroSumNormal(sigma=score)`` on the scores (logit scale; arena scores span ≈ ±2).
+    tie : float
+        ``Normal(0, tie)`` on the raw tie threshold (η for Davidson, softplus⁻¹(η) for
+        Rao–Kupper) and on the tie factor coordinates.
+    cov : float
+        Thurstonian covariance: ``Normal(0, cov)`` on the raw coordinates t and L (before
+        the trace(PΣP) = 1 normalisation; ``ZeroSumNormal(cov)`` on t − 1 when k_cov = 0).
+    """
+
+    score: float = 3.0
+    tie: float = 2.0
+    cov: float = 1.0
+
+
+@dataclass(frozen=True)
+class Framework:
+    """Base class of all frameworks (see the module docstring).
+
+    Subclasses are frozen dataclasses whose fields are the model options; :meth:`spec` and
+    :func:`bayesrank.model.registry.framework_from_spec` round-trip them through JSON for
+    saved fits and the CLI. Field ``metadata`` (``help``, ``choices``) documents an option
+    once, for the docstring and the command line.
+    """
+
+    priors: Priors = field(default_factory=Priors, kw_only=True)
+
+    #: short machine name used by the CLI and saved fits
+    name = "framework"
+    #: outcome link (:data:`bayesrank.model.links.LINKS`)
+    link = "bt"
+    #: information matrix inverted for MLE Wald intervals unless the caller asks otherwise
+    default_information = "observed"
+
+    # ----------------------------------------------------------------- to implement
+    def prepare(self, data: Comparisons) -> Comparisons:
+        """Validate the data for this framework and apply its data conventions (ties)."""
+        return data
+
+    def variables(self, data: Comparisons, prior: str) -> None:
+        """Create the model variables in the current model context.
+
+        ``prior`` is ``"flat"`` (MAP = MLE) or ``"weak"`` (the :class:`Priors`, for NUTS).
+        """
+        raise NotImplementedError
+
+    def predictors(self, data: Comparisons) -> dict[str, Predictor]:
+        """The per-cell predictors: ``{"d": ...}`` and, for tie links, ``"h"``."""
+        raise NotImplementedError
+
+    def reported(self) -> tuple[str, ...]:
+        """Names of the model variables reported with intervals (``score`` first)."""
+        return ("score",)
+
+    def initial_values(self, data: Comparisons) -> dict[str, np.ndarray]:
+        """Data-dependent starting values of model variables for MAP (default: none)."""
+        return {}
+
+    def signed_counterpart(self) -> Framework | None:
+        """A framework whose fit tells whether this one's MLE exists (judge-aware models: the
+        same model with signed judge sensitivities), or None."""
+        return None
+
+    def coords(self, data: Comparisons) -> dict:
+        """Named coordinates of the model."""
+        coords = {"item": list(data.items), "cell": np.arange(data.n_cells), "outcome": list(OUTCOMES)}
+        if data.judges is not None:
+            coords["judge"] = list(data.judges)
+        if data.covariate_names:
+            coords["covariate"] = list(data.covariate_names)
+        return coords
+
+    # ----------------------------------------------------------------- shared
+    @property
+    def label(self) -> str:
+        """Human-readable description, e.g. ``Davidson(k_tie=1)``."""
+        opts = ", ".join(f"{k}={v}" for k, v in self.options().items())
+        return f"{type(self).__name__}({opts})"
+
+    def options(self) -> dict:
+        """Model options (fields without the priors)."""
+        out = asdict(self)
+        out.pop("priors")
+        return out
+
+    def spec(self) -> dict:
+        """JSON-able description from which :func:`~bayesrank.model.registry.framework_from_spec`
+        rebuilds this framework."""
+        return {"framework": self.name, **self.options(), "priors": asdict(self.priors)}
+
+    def spec_json(self) -> str:
+        """:meth:`spec` as canonical JSON (a cache key and the saved form)."""
+        return json.dumps(self.spec(), sort_keys=True)
+
+    def build(self, data: Comparisons, prior: str = "weak") -> tuple[pm.Model, pt.TensorVariable]:
+        """The PyMC model of ``data`` and its symbolic per-cell log-probabilities.
+
+        Parameters
+        ----------
+        data : Comparisons
+            Already passed through :meth:`prepare`.
+        prior : {"flat", "weak"}
+            Flat priors on the free coordinates (MAP = MLE) or the weakly informative
+            :class:`Priors` (NUTS).
+
+        Returns
+        -------
+        model : pm.Model
+            The variables with named dims, the data containers of :data:`CELL_DATA` that the
+            data have and ``counts``, and the observed ``outcomes`` (cell × outcome) whose
+            pointwise log-likelihood is the per-cell multinomial log-likelihood (constant
+            dropped).
+        log_probs : TensorVariable
+            ``(cell, outcome)`` log-probabilities.
+        """
+        with pm.Model(coords=self.coords(data)) as model:
+            cells = cell_data(data)
+            counts = pm.Data("counts", data.counts(), dims=("cell", "outcome"))
+            self.variables(data, prior)
+            logp = self.cell_log_probs(model, cells, data)
+            pm.CustomDist(
+                OBSERVED,
+                logp,
+                logp=lambda value, lp: cell_loglik(value, lp),
+                observed=counts,
+                signature="(o)->(o)",
+                dims=("cell", "outcome"),
+            )
+        return model, logp
+
+    def cell_log_probs(self, variables: Mapping, cells: Mapping, data: Comparisons) -> pt.TensorVariable:
+        """``(n, 3)`` log-probabilities of the cells: the predictors on the gathered local
+        values, through the link."""
+        n = cells["item_a"].shape[0]
+        values = {}
+        for name, pred in self.predictors(data).items():
+            locals_ = {**pred.inputs, **pred.constants}
+            u = {key: gather(variables[loc.var], cells, loc.by, n) for key, loc in locals_.items()}
+            values[name] = pred.fn(u, cells)
+        return log_probs(self.link, values["d"], values.get("h"))
+
+
+def cell_data(data: Comparisons) -> dict:
+    """``pm.Data`` containers (dims ``cell``) for the per-cell data the comparisons have."""
+    arrays = {
+        "item_a": data.a,
+        "item_b": data.b,
+        "judge_index": data.judge,
+        "first": data.first,
+        "covariates": data.covariates,
+    }
+    dims = {"covariates": ("cell", "covariate")}
+    return {
+        name: pm.Data(name, value, dims=dims.get(name, "cell"))
+        for name, value in arrays.items()
+        if value is not None
+    }
+
+
+def gather(variable, cells: Mapping, by: str | None, n):
+    """A variable as the cells see it: rows picked by the cells' ``by`` index, or the whole
+    variable repeated for every cell."""
+    if by is not None:
+        return variable[cells[by]]
+    variable = pt.as_tensor(variable)
+    return pt.broadcast_to(variable, (n, *variable.shape))
+
+
+def score_difference(u, cells):
+    """d = s_a − s_b (predictor function of the local values ``score_a``, ``score_b``)."""
+    return u["score_a"] - u["score_b"]
+
+
+#: The local values of a score difference.
+SCORE_PAIR = {"score_a": Local("score", "item_a"), "score_b": Local("score", "item_b")}

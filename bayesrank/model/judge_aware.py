@@ -1,0 +1,419 @@
+"""Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
+
+Digest ``seed-judge-aware-btl.md`` §1–§3. Items i have latent scores s_i, judges k a
+discrimination γ_k > 0:
+
+.. math::
+
+    P(a ≻ b \\mid \\text{judge } k) = σ\\big(γ_k (s_a − s_b) \\;[+\\, δ_k x]\\big),
+    \\qquad x = +1 \\text{ if a was shown first, } −1 \\text{ otherwise},
+
+with the paper's normalisation (eq. 3), imposed by construction (zero-sum transforms):
+
+.. math::
+
+    \\sum_i s_i = 0, \\qquad \\sum_k \\log γ_k = 0 \\quad (γ_k = e^{α_k}).
+
+Variants, all on the same code path:
+
+:class:`BTL`
+    the pooled baseline, γ_k ≡ 1 (the paper's "unweighted" model, subscript u);
+:class:`SignedJudgeAware`
+    a signed sensitivity γ_k ∈ ℝ with Σγ = K (the HJA paper's rank-0 model); its fit tells
+    whether the judge-aware MLE exists (:func:`judge_existence`);
+:class:`JudgeAwareCovariate`
+    γ_k(z) = exp(α_k + β_k z) with a per-cell covariate z (the paper's App. F.6).
+
+Ties:
+
+``half``
+    a tie counts as y = ½ (half a win for each side) — the paper's pseudo-likelihood
+    Σ n [ȳ log σ(η) + (1 − ȳ) log σ(−η)], needed to reproduce its tables;
+``drop``
+    ties are removed (paper App. F.4);
+``davidson``
+    Davidson link with judge-specific discrimination and a per-judge tie parameter η_k:
+    P(a) : P(b) : P(tie) = e^{d/2} : e^{−d/2} : e^{η_k}, d = γ_k(s_a − s_b) [+ δ_k x].
+
+Position bias (``position_bias=True``) adds a per-judge intercept δ_k on the shown-first
+item (ours; the paper has none). The data must then carry ``first``.
+
+MLE intervals follow the paper: the plug-in *expected* information with the empirical
+design on the free zero-sum coordinates, delta method to γ (``default_information =
+"expected"``); the judge table also gives the log-scale intervals exp(α̂ ± z·se(α̂)).
+
+Examples
+--------
+>>> import bayesrank as br
+>>> fit = br.fit(br.JudgeAware(), "mtbench-judges")   # doctest: +SKIP
+>>> fit.leaderboard(), fit.judges()                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, Priors
+from bayesrank.model.structures import free_real, zero_sum_scores
+
+TIE_HANDLING = ("half", "drop", "davidson")
+
+#: γ̂_k below this (with Σ log γ = 0) is treated as "driven to zero" by the optimizer.
+GAMMA_FLOOR = 1e-3
+
+
+@dataclass(frozen=True)
+class JudgePriors(Priors):
+    """Weakly informative priors of the judge-aware models (``method="nuts"``).
+
+    MAP fits use flat priors on every free coordinate (MAP = MLE).
+
+    Attributes
+    ----------
+    score : float
+        ``ZeroSumNormal(sigma=score)`` on s (logit scale per unit γ).
+    tie : float
+        ``Normal(0, tie)`` on each judge's Davidson tie parameter η_k.
+    log_gamma : float
+        ``ZeroSumNormal(sigma=log_gamma)`` on α = log γ: with 1.0 a judge is a priori within a
+        factor e^{±2} ≈ ×7.4 of the geometric-mean judge (95%). It keeps γ_k finite and > 0
+        when the MLE does not exist (an anti-aligned judge gets a small γ_k instead of 0).
+        Also the scale of ``Normal(0, ·)`` on the covariate slopes β_k and of
+        ``ZeroSumNormal`` on the signed sensitivities around 1.
+    position : float
+        ``Normal(0, position)`` on each judge's position-bias intercept δ_k (logit scale).
+    """
+
+    score: float = 3.0
+    tie: float = 2.0
+    log_gamma: float = 1.0
+    position: float = 1.0
+
+
+def _position(u, cells):
+    """δ_k x with x = +1 when item a was shown first, −1 otherwise."""
+    return u["delta"] * (1 - 2 * cells["first"])
+
+
+@dataclass(frozen=True)
+class JudgeAware(Framework):
+    """Judge-aware BTL: P(a ≻ b | k) = σ(γ_k(s_a − s_b) [+ δ_k x]), Σs = 0, Σ log γ = 0.
+
+    Parameters
+    ----------
+    ties : {"half", "drop", "davidson"}
+        Tie handling (module docstring). ``"half"`` is the paper's convention.
+    position_bias : bool
+        Add a per-judge position intercept δ_k (x = +1 when item a was shown first, −1
+        otherwise); needs the ``first`` column.
+    priors : JudgePriors
+        Prior scales for NUTS.
+
+    Notes
+    -----
+    Free parameters: (N − 1) scores + (K − 1) log-discriminations [+ K position intercepts]
+    [+ K Davidson tie parameters]. Reported: ``score``, ``gamma`` (Deterministic, dims
+    ``judge``), ``log_gamma`` [, ``delta``] [, ``eta``].
+    """
+
+    ties: str = field(default="half", metadata={"choices": TIE_HANDLING, "help": (
+        "half: a tie is half a win for each side (the paper's); drop: ties are ignored; "
+        "davidson: a Davidson tie model with a tie parameter per judge")})
+    position_bias: bool = field(default=False, metadata={
+        "help": "a per-judge intercept for the answer shown first (needs the position of each record)"})
+    priors: JudgePriors = field(default_factory=JudgePriors, kw_only=True)
+
+    name = "judge-aware"
+    #: the judges' discrimination γ_k: "positive" (e^α, Σα = 0), "signed" (Σγ = K) or None (γ ≡ 1)
+    discrimination = "positive"
+    #: the paper's intervals use the plug-in expected information
+    default_information = "expected"
+
+    def __post_init__(self):
+        if self.ties not in TIE_HANDLING:
+            raise ModelSpecError(f"ties must be one of {TIE_HANDLING}, got {self.ties!r}.")
+        if not isinstance(self.position_bias, bool):
+            raise ModelSpecError(f"position_bias must be True or False, got {self.position_bias!r}.")
+
+    @property
+    def link(self) -> str:
+        return "davidson" if self.ties == "davidson" else "bt"
+
+    # ------------------------------------------------------------------ data
+    def prepare(self, data: Comparisons) -> Comparisons:
+        """Check judges / positions and apply the tie convention.
+
+        Raises
+        ------
+        DataError
+            No judge column (judge-aware), a single judge, a judge without comparisons, no
+            ``first`` column with ``position_bias``, or no ties with ``ties="davidson"``.
+        """
+        if self.discrimination is not None:
+            if data.judge is None:
+                raise DataError(
+                    f"the {self.name} model needs a judge per comparison (column 'judge' / "
+                    "'judge_model'); use the pooled 'btl' model for data without judges."
+                )
+            if data.n_judges < 2:
+                raise DataError(
+                    f"the {self.name} model needs at least 2 judges, the data have {data.n_judges}; "
+                    "with one judge its discrimination is fixed by the normalisation — use 'btl'."
+                )
+            used = np.unique(data.judge)
+            if used.size < data.n_judges:
+                missing = [data.judges[k] for k in range(data.n_judges) if k not in set(used)]
+                raise DataError(
+                    f"judges {missing[:5]} have no comparisons, so their discrimination is not identified; "
+                    "remove them (Comparisons.without_judges)."
+                )
+        if self.position_bias and data.first is None:
+            raise DataError(
+                "position_bias=True needs which item was shown first (column 'first'); "
+                "the data have no position information."
+            )
+        if self.ties == "drop":
+            return data.without_ties()
+        if self.ties == "half":
+            return data.ties_as_halves()
+        if data.ties.sum() == 0:
+            raise DataError(
+                "the data have no ties, so the Davidson tie parameters are not estimable; "
+                "use ties='half' or ties='drop'."
+            )
+        return data
+
+    # ------------------------------------------------------------------ model
+    def _per_judge(self, data) -> tuple[dict, str | None]:
+        """dims and gathering index of a per-judge parameter (a scalar without judges)."""
+        return ({"dims": "judge"}, "judge_index") if data.judge is not None else ({}, None)
+
+    def variables(self, data, prior):
+        zero_sum_scores("score", "item", prior, self.priors.score)
+        self._discrimination(data, prior)
+        dims, _ = self._per_judge(data)
+        if self.position_bias:
+            free_real("delta", prior, self.priors.position, **dims)
+        if self.ties == "davidson":
+            free_real("eta", prior, self.priors.tie, **dims)
+
+    def _discrimination(self, data, prior):
+        log_gamma = zero_sum_scores("log_gamma", "judge", prior, self.priors.log_gamma)
+        pm.Deterministic("gamma", pt.exp(log_gamma), dims="judge")
+
+    def _scale_inputs(self) -> dict[str, Local]:
+        return {"log_gamma": Local("log_gamma", "judge_index")}
+
+    @staticmethod
+    def _scale(u, cells):
+        return pt.exp(u["log_gamma"])
+
+    def predictors(self, data):
+        _, by = self._per_judge(data)
+        inputs = dict(SCORE_PAIR)
+        if self.discrimination is not None:
+            inputs.update(self._scale_inputs())
+        if self.position_bias:
+            inputs["delta"] = Local("delta", by)
+        scale = self._scale if self.discrimination is not None else None
+
+        def linear_predictor(u, cells):
+            """d = γ_k(s_a − s_b) [+ δ_k x]."""
+            d = u["score_a"] - u["score_b"]
+            if scale is not None:
+                d = scale(u, cells) * d
+            return d + _position(u, cells) if "delta" in u else d
+
+        out = {"d": Predictor(inputs, linear_predictor, linear=self.discrimination is None)}
+        if self.ties == "davidson":
+            out["h"] = Predictor({"eta": Local("eta", by)}, lambda u, cells: u["eta"], linear=True)
+        return out
+
+    def signed_counterpart(self):
+        return SignedJudgeAware(ties=self.ties, position_bias=self.position_bias)
+
+    def reported(self):
+        names = ["score"]
+        if self.discrimination == "positive":
+            names += ["gamma", "log_gamma"]
+        elif self.discrimination == "signed":
+            names.append("gamma")
+        if self.position_bias:
+            names.append("delta")
+        if self.ties == "davidson":
+            names.append("eta")
+        return tuple(names)
+
+
+@dataclass(frozen=True)
+class BTL(JudgeAware):
+    """Pooled Bradley–Terry–Luce baseline: the judge-aware model with γ_k ≡ 1.
+
+    P(a ≻ b | k) = σ(s_a − s_b [+ δ_k x]), Σ s = 0: every judge's verdicts count the same
+    (paper's "unweighted" model). Judge columns are optional; with them, ``position_bias``
+    and ``ties="davidson"`` still use per-judge δ_k / η_k.
+    """
+
+    name = "btl"
+    discrimination = None
+
+    def _discrimination(self, data, prior):
+        pass
+
+    def signed_counterpart(self):
+        return None
+
+
+@dataclass(frozen=True)
+class SignedJudgeAware(JudgeAware):
+    """Judge-aware BTL with a signed sensitivity: σ(γ_k(s_a − s_b) [+ δ_k x]), γ_k ∈ ℝ, Σγ = K.
+
+    The HJA paper's rank-0 model. A judge with γ_k ≤ 0 is uninformative or anti-aligned with
+    the consensus; the positive judge-aware model has no MLE then (:func:`judge_existence`).
+    """
+
+    name = "judge-aware-signed"
+    discrimination = "signed"
+
+    def _discrimination(self, data, prior):
+        # γ = 1 + a zero-sum vector: Σγ = K exactly, γ linear in the free coordinates
+        offset = zero_sum_scores("gamma_offset", "judge", prior, self.priors.log_gamma)
+        pm.Deterministic("gamma", 1.0 + offset, dims="judge")
+
+    def _scale_inputs(self):
+        return {"gamma": Local("gamma", "judge_index")}
+
+    @staticmethod
+    def _scale(u, cells):
+        return u["gamma"]
+
+    def signed_counterpart(self):
+        return None
+
+
+@dataclass(frozen=True)
+class JudgeAwareCovariate(JudgeAware):
+    """Judge-aware BTL with γ_k(z) = exp(α_k + β_k z) (judge-aware paper, App. F.6).
+
+    z is a per-cell context covariate of the data (e.g. the standardised log question
+    length, :func:`bayesrank.data.standardized_log_length`, read with ``covariates=[...]``).
+    Normalisation (Cor. F.2): Σ s = 0 and Σ α = 0; β is not centred. Identified when z takes
+    at least two distinct values (Thm F.1). The paper gives no asymptotic theory for this
+    extension; the Wald intervals are the usual MLE ones. Reported: ``score``, ``gamma``
+    (= e^{α_k}, γ at z = 0), ``log_gamma`` (α), ``beta`` [, ``delta``, ``eta``]. Priors for
+    NUTS: β_k ~ Normal(0, ``priors.log_gamma``).
+
+    Parameters
+    ----------
+    covariate : str, optional
+        Name of the data's covariate column (default: the data's only covariate).
+    """
+
+    covariate: str | None = field(default=None, metadata={
+        "help": "the data's covariate column z in gamma_k(z) = exp(alpha_k + beta_k z) (default: the only one)"})
+    name = "judge-aware-covariate"
+
+    def _column(self, data) -> int:
+        names = list(data.covariate_names)
+        if not names:
+            raise DataError(
+                "the covariate model needs a covariate per comparison: read the records with "
+                "covariates=[column] (CLI: --covariates COLUMN)."
+            )
+        if self.covariate is None:
+            if len(names) > 1:
+                raise ModelSpecError(f"the data have covariates {names}; choose one with covariate=.")
+            return 0
+        if self.covariate not in names:
+            raise ModelSpecError(f"covariate {self.covariate!r} is not among the data's covariates {names}.")
+        return names.index(self.covariate)
+
+    def prepare(self, data):
+        z = data.covariates[:, self._column(data)] if data.covariates is not None else None
+        if z is None or np.unique(z).size < 2:
+            raise DataError("the covariate takes a single value: β is not identified (Thm F.1 needs two).")
+        return super().prepare(data)
+
+    def variables(self, data, prior):
+        super().variables(data, prior)
+        free_real("beta", prior, self.priors.log_gamma, dims="judge")
+
+    def predictors(self, data):
+        column = self._column(data)
+        out = super().predictors(data)
+        d = out["d"]
+
+        def linear_predictor(u, cells):
+            """d = exp(α_k + β_k z)(s_a − s_b) [+ δ_k x]."""
+            z = cells["covariates"][:, column]
+            diff = pt.exp(u["log_gamma"] + u["beta"] * z) * (u["score_a"] - u["score_b"])
+            return diff + _position(u, cells) if "delta" in u else diff
+
+        out["d"] = Predictor({**d.inputs, "beta": Local("beta", "judge_index")}, linear_predictor)
+        return out
+
+    def signed_counterpart(self):
+        return None
+
+    def reported(self):
+        names = list(super().reported())
+        names.insert(3, "beta")
+        return tuple(names)
+
+
+def judge_existence(judges, gamma, signed, gamma_floor: float = GAMMA_FLOOR) -> dict:
+    """Does the judge-aware MLE exist, given the positive fit and the signed one?
+
+    The constrained MLE (γ_k > 0, Σ log γ = 0) does not exist when a judge is uninformative
+    or anti-aligned with the consensus: its γ_k → 0, the other γ's → ∞ and ŝ → 0 while the
+    products γ_k(s_i − s_j) stay finite. Two independent signals:
+
+    1. the signed fit (:class:`SignedJudgeAware`, Σγ = K) gives γ_k ≤ 0 for the judge;
+    2. the positive fit drives γ̂_k below ``gamma_floor`` (an optimizer-path value).
+
+    Parameters
+    ----------
+    judges : sequence of str
+    gamma : ndarray
+        γ̂ of the positive fit at the optimiser's point.
+    signed : ndarray
+        γ̂ of the signed fit.
+    gamma_floor : float
+
+    Returns
+    -------
+    dict
+        ``mle_exists``, ``degenerate_judges`` (names), ``signed_sensitivity`` (judge → γ_k of
+        the signed fit), ``warnings`` (sentences) and ``recommendation`` (or None).
+    """
+    gamma, signed = np.asarray(gamma, dtype=float), np.asarray(signed, dtype=float)
+    bad = [name for k, name in enumerate(judges) if signed[k] <= 0 or gamma[k] < gamma_floor]
+    out = {"mle_exists": not bad, "degenerate_judges": bad, "recommendation": None,
+           "signed_sensitivity": {name: float(c) for name, c in zip(judges, signed)}, "warnings": []}
+    if bad:
+        detail = ", ".join(f"'{n}' (signed sensitivity {signed[list(judges).index(n)]:+.3f})" for n in bad)
+        out["warnings"].append(
+            f"the judge-aware maximum-likelihood estimate does not exist: {detail} "
+            f"{'is' if len(bad) == 1 else 'are'} uninformative or anti-aligned with the other "
+            "judges, so γ → 0 for them while Σ log γ = 0 sends the other γ's to infinity and "
+            "the scores to 0; no estimates are reported (optimizer-path values are not estimates)"
+        )
+        out["recommendation"] = (
+            f"drop the judge{'s' if len(bad) > 1 else ''} {', '.join(repr(n) for n in bad)} "
+            "(Comparisons.without_judges), or fit with priors on log γ (method='nuts'), or use "
+            "a model with a signed judge sensitivity (judge-aware-signed)"
+        )
+        return out
+    low = [n for k, n in enumerate(judges) if gamma[k] < 0.1]
+    if low:
+        out["warnings"].append(
+            f"judges with very low discrimination (γ̂ < 0.1): {', '.join(low)}; their verdicts "
+            "carry almost no information and make the information matrix ill-conditioned"
+        )
+    return out

@@ -1,0 +1,86 @@
+"""Outcome links: (linear predictor d, tie threshold h) → log P(a wins), log P(b wins), log P(tie).
+
+Every framework produces, per cell, a linear predictor ``d`` (how much item a is preferred
+to item b) and, for tie models, a raw threshold ``h``. A link turns them into the three
+log-probabilities with numerically stable expressions (digest ``seed-leaderbot.md`` §1.2–1.4,
+§6.2). The functions take and return PyTensor tensors, so the same code builds the PyMC
+likelihood, its gradients and the compiled prediction functions.
+
+Links
+-----
+``bt``
+    Bradley–Terry: P(a) = σ(d), P(b) = σ(−d), P(tie) = 0 (ties are fed as halves or dropped).
+``rao-kupper``
+    Rao–Kupper with η = softplus(h) ≥ 0, a smooth map instead of leaderbot's ``|η|`` clipped
+    at 0.01: P(a) = σ(d − η), P(b) = σ(−d − η), P(tie) = (e^{2η} − 1) P(a) P(b).
+``rao-kupper-abs``
+    The leaderbot paper's form of the Rao–Kupper threshold, η = √(h² + 0.01²): a smooth
+    version of its ``max(|h|, 0.01)``, for replicating the paper's factored models exactly.
+``davidson``
+    Davidson with η = h ∈ ℝ: P ∝ (e^{d/2}, e^{−d/2}, e^{η}).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+
+LINKS = ("bt", "rao-kupper", "rao-kupper-abs", "davidson")
+
+#: Predictors each link reads: the linear predictor d, and the raw tie threshold h for tie links.
+PREDICTORS = {"bt": ("d",), "rao-kupper": ("d", "h"), "rao-kupper-abs": ("d", "h"), "davidson": ("d", "h")}
+
+#: floor of the paper-form Rao–Kupper threshold (leaderbot clips |h| at 0.01)
+ABS_FLOOR = 0.01
+
+
+def log_probs(link: str, d, h=None):
+    """Stack ``[log P(a wins), log P(b wins), log P(tie)]`` along a new last axis.
+
+    Parameters
+    ----------
+    link : {"bt", "rao-kupper", "davidson"}
+        Outcome link.
+    d : TensorVariable
+        Linear predictor per cell.
+    h : TensorVariable, optional
+        Raw tie threshold per cell (or scalar); required for the tie links.
+
+    Returns
+    -------
+    TensorVariable
+        Shape ``d.shape + (3,)``.
+    """
+    if link == "bt":
+        win_a, win_b = -pt.softplus(-d), -pt.softplus(d)
+        tie = pt.full_like(d, -np.inf)
+    elif link in ("rao-kupper", "rao-kupper-abs"):
+        eta = tie_threshold(link, h)
+        win_a, win_b = -pt.softplus(eta - d), -pt.softplus(eta + d)
+        # log(e^{2η} − 1) = 2η + log(1 − e^{−2η}), stable for large and small η
+        tie = 2 * eta + pt.log1mexp(-2 * eta) + win_a + win_b
+    elif link == "davidson":
+        half = d / 2
+        norm = pt.logsumexp(pt.stack(pt.broadcast_arrays(half, -half, h), axis=-1), axis=-1)
+        win_a, win_b, tie = half - norm, -half - norm, h - norm
+    else:
+        raise ValueError(f"unknown link {link!r}; expected one of {LINKS}")
+    return pt.stack([win_a, win_b, tie], axis=-1)
+
+
+def tie_threshold(link: str, h):
+    """The tie threshold η on the link's own scale (η ≥ 0 for Rao–Kupper, η ∈ ℝ for Davidson)."""
+    if link == "rao-kupper":
+        return pt.softplus(h)
+    if link == "rao-kupper-abs":  # leaderbot's max(|h|, 0.01), smoothed: √(h² + 0.01²)
+        return pt.sqrt(h**2 + ABS_FLOOR**2)
+    return h
+
+
+def cell_loglik(counts, logp):
+    """Multinomial log-likelihood per cell without the multinomial constant.
+
+    ``Σ_o counts[..., o] · logp[..., o]`` with ``0 · log 0 = 0`` (a Bradley–Terry tie
+    column of zeros meets log P(tie) = −∞).
+    """
+    return pt.sum(pt.switch(pt.gt(counts, 0), counts * logp, 0.0), axis=-1)

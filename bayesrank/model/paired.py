@@ -1,0 +1,292 @@
+"""Framework 1: Bradley–Terry, Rao–Kupper and Davidson with factored tie thresholds.
+
+Ameli et al. (ICLR 2025), digest ``seed-leaderbot.md`` §1–§2. Linear predictor
+d_ab = x_a − x_b with Σx = 0; tie threshold per pair
+
+* ``k_tie=0``: one global value η (paper models 7, 19);
+* ``k_tie=k>0``: H = GΦᵀ + ΦGᵀ with the DCT-IV basis Φ (paper-exact, *not* nested in
+  ``k_tie=0`` because Φ does not span the constant vector);
+* ``k_tie=k>0, tie_intercept=True``: H = η₀J + GΦᵀ + ΦGᵀ, nested in ``k_tie=0``.
+
+Thurstonian covariance (paper §2.4, eq. 9–13), option ``k_cov`` of all three frameworks:
+
+* ``k_cov=None``: no covariance, the linear predictor is x_a − x_b;
+* ``k_cov=0``: Σ = D, ``k_cov=K``: Σ = D + ΛΛᵀ with Λ of rank K; the linear predictor is
+  z_ab = (μ_a − μ_b)/√s_ab with s_ab = d_a + d_b + ‖λ_a − λ_b‖². The tie threshold η is *not*
+  divided by √s_ab. The constraints trace(PΣP) = 1, Λᵀ1 = 0 and the rotation of Λ are
+  imposed by construction (:func:`bayesrank.model.structures.thurstonian`).
+
+Rao–Kupper maps the raw threshold through softplus (η ≥ 0, smooth); Davidson uses it as is.
+
+Examples
+--------
+>>> import bayesrank as br
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")   # doctest: +SKIP
+>>> fit.leaderboard().head()                            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, score_difference
+from bayesrank.model.structures import (
+    empirical_scores,
+    free_real,
+    thurstonian,
+    tie_factors,
+    zero_sum_scores,
+)
+
+K_COV_HELP = ("Thurstonian covariance: none (default), 0 for a diagonal Σ = D, K for Σ = D + ΛΛᵀ with rank-K "
+              "loadings; the scores are then the Thurstonian means μ")
+
+
+def _check_k_cov(k_cov, data=None):
+    if k_cov is not None and (isinstance(k_cov, bool) or not isinstance(k_cov, int) or k_cov < 0):
+        raise ModelSpecError(f"k_cov must be None or a non-negative integer, got {k_cov!r}.")
+    if data is not None and k_cov is not None and k_cov > data.n_items - 2:
+        raise ModelSpecError(
+            f"k_cov={k_cov} is too large for {data.n_items} items (at most {max(data.n_items - 2, 0)}: "
+            "the loadings live in the (m − 1)-dimensional zero-sum space)."
+        )
+
+
+def _thurstonian_z(u, cells):
+    """z_ab = (μ̃_a − μ̃_b)/√s̃_ab, s̃_ab = t_a² + t_b² + ‖λ̃_a − λ̃_b‖²
+    (:func:`bayesrank.model.structures.thurstonian`)."""
+    s = u["t_a"] ** 2 + u["t_b"] ** 2
+    if "lam_a" in u:
+        s = s + pt.sum((u["lam_a"] - u["lam_b"]) ** 2, axis=-1)
+    return (u["score_a"] - u["score_b"]) / pt.sqrt(s)
+
+
+def _score_predictor(k_cov) -> Predictor:
+    """d = x_a − x_b, or the Thurstonian z_ab when the model has a covariance."""
+    if k_cov is None:
+        return Predictor(SCORE_PAIR, score_difference, linear=True)
+    inputs = {"score_a": Local("score_raw", "item_a"), "score_b": Local("score_raw", "item_b"),
+              "t_a": Local("cov_t", "item_a"), "t_b": Local("cov_t", "item_b")}
+    if k_cov:
+        inputs.update(lam_a=Local("cov_raw_loading", "item_a"), lam_b=Local("cov_raw_loading", "item_b"))
+    return Predictor(inputs, _thurstonian_z)
+
+
+def _variables(framework, data, prior):
+    """Scores (plain, or the Thurstonian raw coordinates) of a paired framework."""
+    if framework.k_cov is None:
+        zero_sum_scores("score", "item", prior, framework.priors.score)
+    else:
+        thurstonian(data.n_items, framework.k_cov, prior, framework.priors.score, framework.priors.cov)
+
+
+def _initial_values(framework, data):
+    # the Thurstonian models start from the empirical logits (μ̃ ≈ √2 × logit when s̃ ≈ 2):
+    # at μ̃ = 0 every z is 0 and the covariance coordinates have no curvature
+    if framework.k_cov is None:
+        return {}
+    return {"score_raw": 2**0.5 * empirical_scores(data)}
+
+
+def _cov_reported(k_cov):
+    if k_cov is None:
+        return ()
+    return ("cov_diag",) if k_cov == 0 else ("cov_diag", "cov_loading")
+
+
+def _cov_coords(k_cov, coords):
+    if k_cov:
+        coords["cov_factor"] = list(range(1, k_cov + 1))
+    return coords
+
+
+@dataclass(frozen=True)
+class BradleyTerry(Framework):
+    """Bradley–Terry: P(a ≻ b) = σ(x_a − x_b).
+
+    Parameters
+    ----------
+    ties : {"half", "drop"}
+        ``"half"`` counts a tie as half a win for each side (the Chatbot Arena convention,
+        paper model 1); ``"drop"`` ignores ties (model 4).
+    k_cov : int or None
+        Thurstonian covariance: None (none, models 1 and 4), 0 (Σ = D, models 2 and 5) or
+        K ≥ 1 (Σ = D + ΛΛᵀ, rank-K loadings; models 3 and 6 have K = 3). The score is then μ.
+    """
+
+    ties: str = field(default="half", metadata={"choices": ("half", "drop"), "help": (
+        "half: a tie is half a win for each side (Chatbot Arena); drop: ties are ignored")})
+    k_cov: int | None = field(default=None, metadata={"help": K_COV_HELP})
+    name = "bt"
+    link = "bt"
+
+    def __post_init__(self):
+        if self.ties not in ("half", "drop"):
+            raise ModelSpecError(f"ties must be 'half' or 'drop' for Bradley-Terry, got {self.ties!r}.")
+        _check_k_cov(self.k_cov)
+
+    def coords(self, data):
+        return _cov_coords(self.k_cov, super().coords(data))
+
+    def reported(self):
+        return ("score", *_cov_reported(self.k_cov))
+
+    def prepare(self, data: Comparisons) -> Comparisons:
+        _check_k_cov(self.k_cov, data)
+        return data.without_ties() if self.ties == "drop" else data.ties_as_halves()
+
+    def variables(self, data, prior):
+        _variables(self, data, prior)
+
+    def predictors(self, data):
+        return {"d": _score_predictor(self.k_cov)}
+
+    def initial_values(self, data):
+        return _initial_values(self, data)
+
+
+def _factored_threshold(u, cells):
+    """h_ab = g_a·φ_b + g_b·φ_a (+ η₀)."""
+    h = (u["g_a"] * u["phi_b"]).sum(-1) + (u["g_b"] * u["phi_a"]).sum(-1)
+    return h + u["eta"] if "eta" in u else h
+
+
+def _global_threshold(u, cells):
+    """h = η for every cell."""
+    return u["eta"]
+
+
+@dataclass(frozen=True)
+class _TieFramework(Framework):
+    """Shared code of Rao–Kupper and Davidson (global or factored tie thresholds)."""
+
+    k_tie: int = field(default=0, metadata={"help": "rank of the factored tie threshold (0: one global threshold)"})
+    tie_intercept: bool = field(default=False, metadata={
+        "help": "add a global intercept to the factored tie threshold, so the model nests k_tie=0"})
+    k_cov: int | None = field(default=None, metadata={"help": K_COV_HELP})
+
+    def __post_init__(self):
+        _check_k_cov(self.k_cov)
+        if isinstance(self.k_tie, bool) or not isinstance(self.k_tie, int) or self.k_tie < 0:
+            raise ModelSpecError(f"k_tie must be a non-negative integer, got {self.k_tie!r}.")
+        if self.tie_intercept and self.k_tie == 0:
+            raise ModelSpecError("tie_intercept only applies with k_tie > 0 (k_tie=0 is a single global threshold).")
+
+    def prepare(self, data):
+        if self.k_tie > data.n_items:
+            raise ModelSpecError(f"k_tie={self.k_tie} exceeds the number of items ({data.n_items}).")
+        _check_k_cov(self.k_cov, data)
+        if data.ties.sum() == 0:
+            raise DataError(
+                f"the data have no ties, so the tie threshold of {type(self).__name__} is not "
+                "estimable; use BradleyTerry or data with ties."
+            )
+        return data
+
+    def coords(self, data):
+        coords = super().coords(data)
+        if self.k_tie:
+            coords["factor"] = list(range(1, self.k_tie + 1))
+        return _cov_coords(self.k_cov, coords)
+
+    #: starting level of the raw threshold (0 unless the threshold map is flat at h = 0)
+    start_level = 0.0
+
+    def variables(self, data, prior):
+        _variables(self, data, prior)
+        level = self.start_level
+        if self.k_tie == 0:
+            start = {"initval": level} if level and prior == "flat" else {}  # nutpie takes no initvals
+            free_real("eta_raw", prior, self.priors.tie, **start)
+            return
+        _, phi = tie_factors(data.n_items, self.k_tie, prior, self.priors.tie, start_level=level)
+        pm.Data("tie_basis", phi, dims=("item", "factor"))
+        if self.tie_intercept:
+            free_real("eta_raw", prior, self.priors.tie)
+
+    def predictors(self, data):
+        if self.k_tie == 0:
+            h = Predictor({"eta": Local("eta_raw")}, _global_threshold, linear=True)
+        else:
+            inputs = {"g_a": Local("tie_factor", "item_a"), "g_b": Local("tie_factor", "item_b")}
+            if self.tie_intercept:
+                inputs["eta"] = Local("eta_raw")
+            h = Predictor(inputs, _factored_threshold, linear=True,
+                          constants={"phi_a": Local("tie_basis", "item_a"), "phi_b": Local("tie_basis", "item_b")})
+        return {"d": _score_predictor(self.k_cov), "h": h}
+
+    def initial_values(self, data):
+        return _initial_values(self, data)
+
+    def reported(self):
+        names = ["score"]
+        if self.k_tie == 0 or self.tie_intercept:
+            names.append("eta_raw")
+        if self.k_tie:
+            names.append("tie_factor")
+        return (*names, *_cov_reported(self.k_cov))
+
+
+@dataclass(frozen=True)
+class RaoKupper(_TieFramework):
+    """Rao–Kupper: a tie when |x_a − x_b| < η, η = softplus(h) ≥ 0.
+
+    With ``threshold="abs"`` η = √(h² + 0.01²), a smooth version of the leaderbot paper's
+    ``max(|h|, 0.01)``: the paper's exact model, for replication (its factored models 8, 12, 16
+    fit worse than ``k_tie=0``, and |h| has the sign symmetry h ↦ −h, so prefer the default
+    for new work and for NUTS).
+
+    Parameters
+    ----------
+    k_tie : int
+        0 for one global threshold (paper model 7), k > 0 for the factored H (models 8–10).
+    tie_intercept : bool
+        Add a global intercept η₀ to the factored H so the model nests ``k_tie=0``.
+    k_cov : int or None
+        Thurstonian covariance: None (none), 0 (Σ = D) or K ≥ 1 (Σ = D + ΛΛᵀ of rank K);
+        the scores are then the Thurstonian means μ, and η is not standardised.
+    threshold : {"softplus", "abs"}
+        Map from the raw threshold h to η ≥ 0 (see above).
+    """
+
+    threshold: str = field(default="softplus", metadata={"choices": ("softplus", "abs"), "help": (
+        "eta = softplus(h) (default) or the leaderbot paper's |h| floored at 0.01, smoothed (replication)")})
+    name = "rao-kupper"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.threshold not in ("softplus", "abs"):
+            raise ModelSpecError(f"threshold must be 'softplus' or 'abs', got {self.threshold!r}.")
+
+    @property
+    def link(self) -> str:
+        return "rao-kupper" if self.threshold == "softplus" else "rao-kupper-abs"
+
+    @property
+    def start_level(self) -> float:
+        # √(h² + ε²) is flat at h = 0: start every threshold positive
+        return 0.0 if self.threshold == "softplus" else 1.5
+
+
+@dataclass(frozen=True)
+class Davidson(_TieFramework):
+    """Davidson: P(a ≻ b) : P(b ≻ a) : P(tie) = π_a : π_b : ν√(π_aπ_b), ν = e^η, η ∈ ℝ.
+
+    Parameters
+    ----------
+    k_tie : int
+        0 for one global threshold (paper model 19), k > 0 for the factored H (models 20–22).
+    tie_intercept : bool
+        Add a global intercept η₀ to the factored H so the model nests ``k_tie=0``.
+    k_cov : int or None
+        Thurstonian covariance: None (none), 0 (Σ = D) or K ≥ 1 (Σ = D + ΛΛᵀ of rank K);
+        the scores are then the Thurstonian means μ, and η is not standardised.
+    """
+
+    name = "davidson"
+    link = "davidson"

@@ -1,0 +1,35 @@
+"""The frameworks by name (CLI ``--model`` and saved fits) and their reconstruction from a spec."""
+
+from __future__ import annotations
+
+from bayesrank.errors import ModelSpecError
+from bayesrank.model.framework import Framework
+from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, SignedJudgeAware
+from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
+
+#: framework name (CLI ``--model``) → class
+FRAMEWORKS: dict[str, type[Framework]] = {
+    cls.name: cls
+    for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate)
+}
+
+
+def framework_from_spec(spec: dict) -> Framework:
+    """Rebuild a framework from :meth:`Framework.spec` output.
+
+    Raises
+    ------
+    ModelSpecError
+        Unknown framework name or options.
+    """
+    spec = dict(spec)
+    name = spec.pop("framework", None)
+    if name not in FRAMEWORKS:
+        raise ModelSpecError(f"unknown framework {name!r}; known: {', '.join(FRAMEWORKS)}.")
+    cls = FRAMEWORKS[name]
+    # each framework may have its own priors dataclass (JudgeAware: JudgePriors)
+    priors = cls.__dataclass_fields__["priors"].default_factory(**spec.pop("priors", {}))
+    try:
+        return cls(**spec, priors=priors)
+    except TypeError as err:
+        raise ModelSpecError(f"invalid options for {name}: {err}.") from None

@@ -1,0 +1,273 @@
+"""Score structures: the parameters of a framework, with the papers' constraints by construction.
+
+Every function here creates model variables inside a PyMC model context (or computes a
+fixed basis); how the variables enter each cell's predictors is declared by the frameworks
+(:mod:`bayesrank.model.paired`, :mod:`bayesrank.model.judge_aware`). The constraints are
+imposed by construction, never by penalties:
+
+* scores sum to zero — a zero-sum transform (PyMC's :class:`ZeroSumTransform`), so the free
+  coordinates have dimension m − 1 and a flat prior on them gives the MLE;
+* factored tie thresholds H = GΦᵀ + ΦGᵀ (+ η₀J) — the map G ↦ GΦᵀ + ΦGᵀ has the null space
+  {ΦA : A antisymmetric}; we parameterise G = Φ⊥C + ΦS with S symmetric, where [Φ, Φ⊥] is
+  the full orthonormal DCT-IV basis, so every free coordinate is identified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions.transforms import ZeroSumTransform
+
+
+def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
+    """DCT-IV basis, paper eq. (8): φ_ij = √(2/m) cos(π/(4m)(2i−1)(2j−1)).
+
+    Parameters
+    ----------
+    m : int
+        Number of items (rows).
+    k : int, optional
+        Number of columns (default ``m``: the full orthonormal matrix).
+
+    Returns
+    -------
+    ndarray
+        ``(m, k)`` matrix with orthonormal columns.
+    """
+    k = m if k is None else k
+    i = np.arange(1, m + 1)[:, None]
+    j = np.arange(1, k + 1)[None, :]
+    return np.sqrt(2.0 / m) * np.cos(np.pi / (4 * m) * (2 * i - 1) * (2 * j - 1))
+
+
+def zero_sum_scores(name: str, dims: str, prior: str, sigma: float, initval=None):
+    """Scores that sum to zero by construction.
+
+    ``prior="flat"`` puts a flat density on the m − 1 free coordinates (MAP = MLE);
+    ``prior="weak"`` is ``ZeroSumNormal(sigma)``. ``initval`` (zero-sum) is the start of MAP
+    and of the NUTS chains.
+    """
+    kw = {} if initval is None else {"initval": np.asarray(initval, dtype=float)}
+    if prior == "flat":
+        return pm.Flat(name, dims=dims, transform=ZeroSumTransform([-1]), **kw)
+    return pm.ZeroSumNormal(name, sigma=sigma, dims=dims, **kw)
+
+
+def empirical_scores(data) -> np.ndarray:
+    """Centred logits of each item's (wins + ties/2)/comparisons: a start for the scores.
+
+    (leaderbot starts its covariance models from the centred rates themselves.) Needed by the
+    Thurstonian models: at μ = 0 every z_ab is 0 whatever Σ, so the curvature in the
+    covariance coordinates vanishes there and a diagonal preconditioner built at the start
+    would be degenerate.
+
+    Parameters
+    ----------
+    data : Comparisons
+    """
+    m = data.n_items
+    half = data.ties / 2
+    won = np.bincount(data.a, data.wins_a + half, m) + np.bincount(data.b, data.wins_b + half, m)
+    n = np.bincount(data.a, data.totals, m) + np.bincount(data.b, data.totals, m)
+    rate = np.clip((won + 0.5) / (n + 1.0), 0.02, 0.98)
+    x = np.log(rate / (1 - rate))
+    return x - x.mean()
+
+
+def free_real(name: str, prior: str, sigma: float, mu: float = 0.0, **kwargs):
+    """An unconstrained real parameter: flat for MAP, ``Normal(mu, sigma)`` for NUTS."""
+    if prior == "flat":
+        return pm.Flat(name, **kwargs)
+    return pm.Normal(name, mu=mu, sigma=sigma, **kwargs)
+
+
+def placed(shape: tuple[int, int], entries, constant: np.ndarray | None = None):
+    """A matrix whose entries at given positions are vectors of free coordinates: written as a
+    fixed linear map (so it stays affine, vectorises over draws, and differentiates cheaply).
+
+    Parameters
+    ----------
+    shape : (int, int)
+    entries : list of (rows, cols, vector)
+        ``vector[i]`` goes to ``(rows[i], cols[i])``; positions listed twice add up.
+    constant : ndarray, optional
+        Fixed entries.
+    """
+    size = shape[0] * shape[1]
+    out = pt.as_tensor(np.zeros(size) if constant is None else np.ravel(constant).astype(float))
+    for rows, cols, vector in entries:
+        rows, cols = np.asarray(rows), np.asarray(cols)
+        E = np.zeros((size, rows.size))
+        E[rows * shape[1] + cols, np.arange(rows.size)] = 1.0
+        out = out + pt.as_tensor(E) @ vector
+    return out.reshape(shape)
+
+
+def n_symmetric(k: int) -> int:
+    """Free entries of a symmetric k×k matrix."""
+    return k * (k + 1) // 2
+
+
+def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0):
+    """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
+
+    G = Φ⊥C + ΦS with C ∈ ℝ^{(m−k)×k} free and S symmetric; this removes the null space
+    {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2).
+
+    Returns
+    -------
+    G : TensorVariable
+        Registered as the deterministic ``tie_factor`` with dims ``(item, tie_factor)``.
+    phi : ndarray
+        The fixed basis Φ (m×k).
+
+    Notes
+    -----
+    ``start_level`` c ≠ 0 starts the optimiser at the H of G₀ = c·1e₁ᵀ, i.e.
+    h_ab = c(φ_a1 + φ_b1), positive for every pair because the first DCT-IV column is
+    positive. Threshold maps that are flat at h = 0 (the paper's |h|) need such a start.
+    """
+    full = dct_iv_basis(m)
+    phi, phi_perp = full[:, :k], full[:, k:]
+    rows, cols = np.triu_indices(k)
+    G0 = np.zeros((m, k))
+    G0[:, 0] = start_level
+    A = phi.T @ G0
+    coef0, sym0 = phi_perp.T @ G0, ((A + A.T) / 2)[rows, cols]
+    # initial values only where needed, and for MAP only (nutpie cannot take them)
+    start = start_level != 0 and prior == "flat"
+    parts = []
+    if m > k:
+        coef = free_real("tie_coef", prior, sigma, shape=(m - k, k), **({"initval": coef0} if start else {}))
+        parts.append(pt.as_tensor(phi_perp) @ coef)
+    sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
+    lower = np.flatnonzero(rows != cols)  # the mirror image of the strictly upper entries
+    S = placed((k, k), [(rows, cols, sym), (cols[lower], rows[lower], sym[lower])])
+    parts.append(pt.as_tensor(phi) @ S)
+    G = pm.Deterministic("tie_factor", sum(parts[1:], parts[0]), dims=("item", "factor"))
+    return G, phi
+
+
+# ---------------------------------------------------------------------- Thurstonian covariance
+def zero_sum_basis(m: int) -> np.ndarray:
+    """Orthonormal basis of the zero-sum subspace {v : 1ᵀv = 0} (normalised Helmert contrasts).
+
+    Column j (0-based) is (1, …, 1, −(j+1), 0, …, 0)/√((j+1)(j+2)) with j + 1 ones, so the
+    basis is fixed and platform independent.
+
+    Returns
+    -------
+    ndarray
+        ``(m, m − 1)`` with ``Bᵀ B = I`` and ``Bᵀ 1 = 0``.
+    """
+    B = np.zeros((m, m - 1))
+    for j in range(m - 1):
+        B[: j + 1, j] = 1.0
+        B[j + 1, j] = -(j + 1)
+        B[:, j] /= np.sqrt((j + 1) * (j + 2))
+    return B
+
+
+def n_covariance(m: int, k: int) -> int:
+    """Free parameters of the identified Thurstonian covariance Σ = D + ΛΛᵀ of rank-k loadings.
+
+    m diagonal entries and m·k loadings, minus 1 (scale, trace(PΣP) = 1), minus k (zero-sum
+    columns of Λ), minus k(k − 1)/2 (rotation of Λ): (m − 1)(k + 1) − k(k − 1)/2.
+    """
+    return (m - 1) * (k + 1) - k * (k - 1) // 2
+
+
+def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float):
+    """Thurstonian scores and factor covariance Σ = D + ΛΛᵀ (leaderbot paper eq. 9–13), every
+    symmetry removed by construction.
+
+    The likelihood sees z_ab = (μ_a − μ_b)/√s_ab with s_ab = d_a + d_b + ‖λ_a − λ_b‖². It is
+    written in *raw* coordinates, z_ab = (μ̃_a − μ̃_b)/√s̃_ab with s̃_ab = t_a² + t_b² +
+    ‖λ̃_a − λ̃_b‖², and the paper's quantities are reported under its normalisation
+    trace(PΣP) = 1: with C = (1 − 1/m)Σt² + ‖Λ̃‖²_F (= trace(PΣ̃P)),
+
+        μ = μ̃/√C,   d = t²/C,   Λ = Λ̃/√C,
+
+    which leaves z unchanged. So the cell likelihood depends on a handful of per-item raw
+    coordinates only (no global normalising constant), and every raw coordinate is linear in
+    the free coordinates. The symmetries of the paper's §2.5 / App. C.4 and the rotation of Λ:
+
+    * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
+      :func:`zero_sum_basis`, so Λᵀ1 = 0 exactly;
+    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular, so
+      the representation is unique up to the signs of L's columns; reported loadings are
+      turned to a positive diagonal of L (interpret S, Z or ΛΛᵀ, which are rotation free);
+    * **scale** (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃), a > 0, leaves z unchanged: k = 0 fixes
+      Σ_a t_a = m (t = 1 + a zero-sum vector), k ≥ 1 fixes L₁₁ = 1.
+
+    t enters squared (as leaderbot's d = t²), so d_a = 0 — where several arena items sit at
+    the MLE — is an interior point; the signs of t and of L's diagonal are discrete
+    symmetries (harmless for MAP; only sign-free quantities are reported).
+
+    Free coordinates: the zero-sum ``score_raw`` (m − 1); k = 0: ``cov_t`` (m − 1, zero-sum
+    around 1); k ≥ 1: ``cov_t`` (m), ``cov_load_diag`` (k − 1), ``cov_load_off``
+    ((m − 1)k − k(k + 1)/2). The covariance has :func:`n_covariance` free coordinates.
+
+    Returns
+    -------
+    dict
+        ``score_raw`` (μ̃), ``cov_t`` (t) and ``cov_raw_loading`` (Λ̃, None when k = 0) — the
+        raw coordinates the likelihood uses — and the reported deterministics ``score`` (μ),
+        ``cov_diag`` (d) and ``cov_loading`` (Λ, when k ≥ 1).
+    """
+    # μ̃ ≈ √2 × logit-scale scores when t ≈ 1 (s̃ ≈ 2): the prior scale follows
+    raw = zero_sum_scores("score_raw", "item", prior, np.sqrt(2.0) * score_sigma)
+    if k == 0:
+        t = pm.Deterministic("cov_t", 1.0 + zero_sum_scores("cov_u", "item", prior, cov_sigma), dims="item")
+        lam = None
+        C = (1.0 - 1.0 / m) * pt.sum(t**2)
+    else:
+        # MAP starts at t = 1 (t = 0 is a stationary point of every t_a); NUTS starts jittered
+        # (nutpie cannot take initial values)
+        t = free_real("cov_t", prior, cov_sigma, dims="item", **({"initval": np.ones(m)} if prior == "flat" else {}))
+        diag_index, (rows, cols) = loading_free_entries(m, k)
+        fixed = np.zeros((m - 1, k))
+        fixed[0, 0] = 1.0
+        entries = []
+        if k > 1:
+            entries.append((diag_index, diag_index, free_real(
+                "cov_load_diag", prior, cov_sigma, shape=(k - 1,), **({"initval": np.ones(k - 1)} if prior == "flat" else {}))))
+        if rows.size:
+            entries.append((rows, cols, free_real("cov_load_off", prior, cov_sigma, shape=(rows.size,))))
+        L = placed((m - 1, k), entries, fixed)
+        lam = pm.Deterministic("cov_raw_loading", pt.as_tensor(zero_sum_basis(m)) @ L, dims=("item", "cov_factor"))
+        C = (1.0 - 1.0 / m) * pt.sum(t**2) + pt.sum(lam**2)
+        # reported loadings in the canonical rotation: L's diagonal made positive column by column
+        signs = pt.sign(pt.diagonal(L[:k]))
+        pm.Deterministic("cov_loading", lam * pt.switch(pt.eq(signs, 0), 1.0, signs) / pt.sqrt(C),
+                         dims=("item", "cov_factor"))
+    pm.Deterministic("score", raw / pt.sqrt(C), dims="item")
+    pm.Deterministic("cov_diag", t**2 / C, dims="item")
+    return {"score_raw": raw, "cov_t": t, "cov_raw_loading": lam}
+
+
+def loading_free_entries(m: int, k: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Where the free coordinates sit in the (m − 1)×k lower-triangular loading factor L of
+    :func:`thurstonian` (L₁₁ = 1 is fixed).
+
+    Returns
+    -------
+    diag : ndarray
+        Indices j of the free diagonal entries L_jj (``cov_load_diag``), j = 1, …, k − 1.
+    off : (ndarray, ndarray)
+        Rows and columns of the strictly lower entries (``cov_load_off``, in this order).
+    """
+    return np.arange(1, k), np.tril_indices(m - 1, k=-1, m=k)
+
+
+def dispersion_matrix(d: np.ndarray, loading: np.ndarray | None) -> np.ndarray:
+    """The m×m matrix S with s_ab = d_a + d_b + ‖λ_a − λ_b‖² off the diagonal, s_aa = 0."""
+    d = np.asarray(d, dtype=float)
+    S = d[:, None] + d[None, :]
+    if loading is not None and np.size(loading):
+        L = np.asarray(loading, dtype=float)
+        sq = (L**2).sum(axis=1)
+        S = S + sq[:, None] + sq[None, :] - 2 * L @ L.T
+    np.fill_diagonal(S, 0.0)
+    return S

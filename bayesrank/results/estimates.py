@@ -1,0 +1,83 @@
+"""Point values, uncertainties, intervals and draws of any model variable of a fit.
+
+MAP and NUTS fits have the same groups; the only difference downstream code needs is how an
+interval is made, which the ``estimate`` group states (``attrs["interval"]``): ``"wald"``
+(point ± z·se, the MLE's asymptotic interval) or ``"quantile"`` (equal-tailed, of the
+posterior draws). :func:`interval` is the one place that reads it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.stats import norm
+
+from bayesrank.errors import BayesrankError
+
+
+def point(tree: xr.DataTree, name: str) -> np.ndarray:
+    """The MLE (MAP) or posterior mean (NUTS) of a model variable."""
+    return _estimate(tree, name).values
+
+
+def se(tree: xr.DataTree, name: str) -> np.ndarray:
+    """Delta-method standard error (MAP) or posterior sd (NUTS) of a model variable."""
+    return _estimate(tree, f"{name}_se").values
+
+
+def draws(tree: xr.DataTree, name: str) -> np.ndarray:
+    """``(draws, *shape)``: posterior draws (NUTS) or draws from the asymptotic normal (MAP)."""
+    post = tree["posterior"]
+    if name not in post:
+        raise BayesrankError(f"the fit has no variable {name!r}.")
+    x = post[name].transpose("chain", "draw", ...).values
+    return x.reshape(-1, *x.shape[2:])
+
+
+def interval_kind(tree: xr.DataTree) -> str:
+    """``"wald"`` or ``"quantile"``."""
+    return tree["estimate"].attrs["interval"]
+
+
+def interval(tree: xr.DataTree, name: str, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of a ``level`` interval for every entry of a model variable."""
+    check_level(level)
+    alpha = (1 - level) / 2
+    if interval_kind(tree) == "wald":
+        z = norm.ppf(1 - alpha)
+        p, s = point(tree, name), se(tree, name)
+        return p - z * s, p + z * s
+    x = draws(tree, name)
+    return np.quantile(x, alpha, axis=0), np.quantile(x, 1 - alpha, axis=0)
+
+
+def parameters(tree: xr.DataTree, names, level: float = 0.95) -> pd.DataFrame:
+    """Estimate, uncertainty and interval of every entry of the named variables.
+
+    Returns
+    -------
+    DataFrame
+        ``parameter, index, estimate, se, lower, upper`` (``se``: standard error for MAP,
+        posterior sd for NUTS).
+    """
+    rows = []
+    for name in names:
+        est, err = np.ravel(point(tree, name)), np.ravel(se(tree, name))
+        lower, upper = (np.ravel(b) for b in interval(tree, name, level))
+        for k in range(est.size):
+            rows.append({"parameter": name, "index": k, "estimate": est[k], "se": err[k],
+                         "lower": lower[k], "upper": upper[k]})
+    return pd.DataFrame(rows, columns=["parameter", "index", "estimate", "se", "lower", "upper"])
+
+
+def _estimate(tree, name):
+    est = tree["estimate"]
+    if name not in est:
+        raise BayesrankError(f"the fit has no variable {name!r}.")
+    return est[name]
+
+
+def check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise BayesrankError(f"the interval level must be in (0, 1), got {level}.")

@@ -1,0 +1,182 @@
+"""Fitting entry point and :class:`Fit`, a thin façade over a fit's DataTree for notebooks.
+
+Everything a :class:`Fit` answers is a function of its ``tree`` (the functions live in
+:mod:`bayesrank.results`); it holds nothing else, so no other fit can change it, and a fit
+saved and loaded answers exactly as before.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+import xarray as xr
+
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.load import load
+from bayesrank.errors import ModelSpecError
+from bayesrank.inference.map import fit_map
+from bayesrank.inference.nuts import fit_nuts
+from bayesrank.model.framework import Framework
+from bayesrank.results import estimates, io, leaderboard, likelihood, predict, summary
+from bayesrank.results.judges import judges
+
+#: Inference methods of :func:`fit`.
+METHODS = {"map": fit_map, "nuts": fit_nuts}
+
+
+def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
+    """Fit a framework to comparisons.
+
+    Parameters
+    ----------
+    framework : Framework
+        E.g. ``bayesrank.Davidson(k_tie=1)``.
+    data : Comparisons, DataFrame, str or Path
+        Anything :func:`bayesrank.load` accepts (a bundled dataset name, a path, a table).
+    method : {"map", "nuts"}
+        ``"map"``: maximum likelihood (flat priors) with asymptotic Wald intervals
+        (:func:`~bayesrank.inference.map.fit_map`); ``"nuts"``: posterior sampling with the
+        weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`).
+    **kwargs
+        Passed to the method (``n_draws``, ``information``; ``draws``, ``tune``, ``chains``,
+        ``random_seed``, ``sampler``, ...).
+
+    Returns
+    -------
+    Fit
+
+    Examples
+    --------
+    >>> import bayesrank as br
+    >>> f = br.fit(br.Davidson(k_tie=1), "arena-2024")    # doctest: +SKIP
+    >>> f.leaderboard().head()                             # doctest: +SKIP
+    """
+    if method not in METHODS:
+        raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
+    if not isinstance(framework, Framework):
+        raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
+    comparisons = data if isinstance(data, Comparisons) else load(data)
+    return Fit(METHODS[method](framework, comparisons, **kwargs))
+
+
+class Fit:
+    """A fitted framework: leaderboard, ranks, probabilities, diagnostics, save / load.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        The fit (see :mod:`bayesrank.inference.tree`).
+    """
+
+    def __init__(self, tree: xr.DataTree):
+        self.tree = tree
+
+    # ------------------------------------------------------------------ what was fitted
+    @cached_property
+    def framework(self) -> Framework:
+        return io.framework_of(self.tree)
+
+    @cached_property
+    def data(self) -> Comparisons:
+        """The comparisons as given."""
+        return io.data_of(self.tree)
+
+    @cached_property
+    def model_data(self) -> Comparisons:
+        """The cells the likelihood saw (after the framework's tie convention)."""
+        return io.model_data_of(self.tree)
+
+    @property
+    def method(self) -> str:
+        return io.method_of(self.tree)
+
+    @cached_property
+    def diagnostics(self) -> dict:
+        return io.diagnostics_of(self.tree)
+
+    @cached_property
+    def warnings(self) -> list[str]:
+        """Statistical warnings in words (data, convergence, sampling)."""
+        return io.warnings_of(self.tree)
+
+    @property
+    def converged(self) -> bool:
+        """MAP: the optimiser converged, the MLE exists and the information is non-singular.
+        NUTS: r̂ ≤ 1.01, no divergences and ESS ≥ 400."""
+        return bool(self.diagnostics.get("converged", False))
+
+    @property
+    def items(self) -> list[str]:
+        return leaderboard.items(self.tree)
+
+    @property
+    def n_params(self) -> int:
+        """Free parameters after constraints."""
+        return int(self.tree.attrs["bayesrank_n_params"])
+
+    # ------------------------------------------------------------------ numbers
+    @property
+    def loglik(self) -> float:
+        return likelihood.loglik(self.tree)
+
+    @property
+    def nll(self) -> float:
+        return likelihood.nll(self.tree)
+
+    @property
+    def n_comparisons(self) -> float:
+        return likelihood.n_comparisons(self.tree)
+
+    def cross_entropies(self, total: bool = False) -> dict[str, float]:
+        return likelihood.cross_entropies(self.tree, total)
+
+    def scores(self) -> pd.Series:
+        return leaderboard.scores(self.tree)
+
+    def leaderboard(self, level: float = 0.95, elo: bool = False) -> pd.DataFrame:
+        return leaderboard.leaderboard(self.tree, level, elo)
+
+    def differences(self, level: float = 0.95) -> pd.DataFrame:
+        return leaderboard.differences(self.tree, level)
+
+    def rank_draws(self):
+        return leaderboard.rank_draws(self.tree)
+
+    def rank_distribution(self) -> pd.DataFrame:
+        return leaderboard.rank_distribution(self.tree)
+
+    def predicted_rates(self) -> pd.DataFrame:
+        return likelihood.predicted_rates(self.tree)
+
+    def parameters(self, level: float = 0.95) -> pd.DataFrame:
+        """Estimates and intervals of the reported variables other than the scores."""
+        return estimates.parameters(self.tree, [n for n in self.framework.reported() if n != "score"], level)
+
+    def judges(self, level: float = 0.95) -> pd.DataFrame:
+        return judges(self.tree, level)
+
+    def predict(self, item_a, item_b, **kwargs) -> pd.DataFrame:
+        return predict.predict(self.tree, item_a, item_b, **kwargs)
+
+    def summary(self) -> dict:
+        return summary.summary(self.tree)
+
+    def to_json(self, level: float = 0.95) -> dict:
+        return summary.to_json(self.tree, level)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> Path:
+        """Write the fit to one NetCDF file (atomically); :meth:`load` restores it exactly."""
+        return io.save(self.tree, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Fit:
+        """Read a fit written by :meth:`save`."""
+        return cls(io.load(path))
+
+    def __repr__(self) -> str:
+        state = "converged" if self.converged else "NOT converged"
+        return (f"<Fit {self.framework.label} by {self.method} on {self.model_data!r}: "
+                f"nll={self.nll:.5f}, {state}, {len(self.warnings)} warning(s)>")

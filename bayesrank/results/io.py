@@ -1,0 +1,117 @@
+"""Reading and writing fits, and reading a fit's parts back out of its DataTree.
+
+A fit is one NetCDF file: the DataTree of :mod:`bayesrank.inference.tree` with its attrs.
+Files are parsed, never executed (no pickle, no eval). Everything a fit reports is stored in
+it; nothing is re-derived from the code that reads it, so a saved fit gives the same
+numbers under a later version of the package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.errors import BayesrankError
+from bayesrank.model.framework import Framework
+from bayesrank.model.registry import framework_from_spec
+
+#: Attributes every saved fit carries.
+REQUIRED_ATTRS = ("bayesrank_spec", "bayesrank_method", "bayesrank_diagnostics", "bayesrank_warnings")
+
+
+def framework_of(tree: xr.DataTree) -> Framework:
+    """The framework a fit was made with (from its stored spec)."""
+    return framework_from_spec(json.loads(tree.attrs["bayesrank_spec"]))
+
+
+def method_of(tree: xr.DataTree) -> str:
+    """``"map"`` or ``"nuts"``."""
+    return tree.attrs["bayesrank_method"]
+
+
+def diagnostics_of(tree: xr.DataTree) -> dict:
+    return json.loads(tree.attrs["bayesrank_diagnostics"])
+
+
+def warnings_of(tree: xr.DataTree) -> list[str]:
+    return json.loads(tree.attrs["bayesrank_warnings"])
+
+
+def data_of(tree: xr.DataTree) -> Comparisons:
+    """The comparisons as given to the fit (before the framework's tie convention)."""
+    return Comparisons.from_xarray(tree["data"].to_dataset())
+
+
+def model_data_of(tree: xr.DataTree) -> Comparisons:
+    """The cells the likelihood saw (after the framework's tie convention)."""
+    const = tree["constant_data"].to_dataset()
+    counts = tree["observed_data"]["counts"].values
+    names = tuple(str(x) for x in const["covariate"].values) if "covariate" in const.coords else ()
+    return Comparisons(
+        items=tuple(str(x) for x in const["item"].values),
+        a=const["item_a"].values.astype(np.int64),
+        b=const["item_b"].values.astype(np.int64),
+        wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2],
+        ties_bothbad=np.zeros(len(counts)),
+        judges=tuple(str(x) for x in const["judge"].values) if "judge" in const.coords else None,
+        judge=const["judge_index"].values.astype(np.int64) if "judge_index" in const else None,
+        first=const["first"].values.astype(np.int64) if "first" in const else None,
+        covariates=const["covariates"].values.astype(float) if "covariates" in const else None,
+        covariate_names=names,
+        source=tree.attrs.get("bayesrank_source", ""),
+    )
+
+
+def save(tree: xr.DataTree, path: str | Path) -> Path:
+    """Write a fit to one NetCDF file, atomically (a temporary file renamed into place).
+
+    Raises
+    ------
+    BayesrankError
+        When the file cannot be written (the folder is not writable, the disk is full).
+    """
+    path = Path(path)
+    encoding = {
+        node.path: {name: {"zlib": True, "complevel": 4} for name in node.data_vars if node[name].dtype.kind in "fiu"}
+        for node in tree.subtree
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            tree.to_netcdf(tmp, engine="h5netcdf", encoding={k: v for k, v in encoding.items() if v})
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as err:
+        raise BayesrankError(f"cannot write {path}: {err.strerror or err}; choose a writable place.") from None
+    return path
+
+
+def load(path: str | Path) -> xr.DataTree:
+    """Read a fit written by :func:`save`.
+
+    Raises
+    ------
+    BayesrankError
+        When the file does not exist or is not a saved fit.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BayesrankError(f"no saved fit at {path}.")
+    try:
+        tree = xr.open_datatree(path, engine="h5netcdf").load()
+    except (OSError, ValueError) as err:
+        raise BayesrankError(f"{path} is not a readable NetCDF file: {err}.") from None
+    missing = [a for a in REQUIRED_ATTRS if a not in tree.attrs]
+    if missing:
+        raise BayesrankError(f"{path} is not a bayesrank fit (missing {', '.join(missing)}).")
+    return tree

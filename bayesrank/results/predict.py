@@ -1,0 +1,119 @@
+"""Predicted outcome probabilities of any comparison, with intervals, from a fit's DataTree.
+
+The framework is rebuilt from the fit's spec and its per-cell kernels evaluate the stored
+estimate (MAP, with delta-method Wald intervals through the stored covariance of θ) or the
+stored posterior draws (NUTS, equal-tailed intervals).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.stats import norm
+
+from bayesrank.data.comparisons import FIRST_A, FIRST_B, OUTCOMES, Comparisons
+from bayesrank.errors import BayesrankError
+from bayesrank.inference.compiled import cell_arrays, compiled
+from bayesrank.inference.information import outcome_jacobian
+from bayesrank.inference.nuts import posterior_probabilities
+from bayesrank.results.estimates import check_level, draws, interval_kind, point
+from bayesrank.results.io import framework_of, model_data_of
+
+#: Posterior draws used for NUTS predictions (evenly spaced), bounding memory.
+MAX_DRAWS = 1000
+
+
+def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covariates=None,
+            level: float = 0.95, max_draws: int = MAX_DRAWS) -> pd.DataFrame:
+    """Predicted outcome probabilities for any pairs, compared or not, with intervals.
+
+    Parameters
+    ----------
+    tree : DataTree
+        A fit.
+    item_a, item_b : str or sequence of str
+        Item names.
+    judge : str or sequence of str, optional
+        Judge names, for fits with judges.
+    first : {"a", "b"} or sequence, optional
+        Which item is shown first, for fits with positions (default "a").
+    covariates : mapping of str to float or sequence, optional
+        Covariate values of each comparison, for fits with covariates (default 0: for a
+        standardised covariate, its mean).
+    level : float
+        Interval level: Wald by the delta method (MAP, clipped to [0, 1]) or equal-tailed
+        posterior intervals (NUTS, over at most ``max_draws`` draws).
+
+    Returns
+    -------
+    DataFrame
+        ``item_a, item_b[, judge]`` and for each outcome ``o`` in ``win_a, win_b, tie``:
+        ``p_o, p_o_lower, p_o_upper``.
+    """
+    check_level(level)
+    framework, data = framework_of(tree), model_data_of(tree)
+    structure = compiled(framework, data, "flat")
+    a_names, b_names = np.broadcast_arrays(np.atleast_1d(item_a).astype(object), np.atleast_1d(item_b).astype(object))
+    cells = {"item_a": _indices(a_names, data.items, "item"), "item_b": _indices(b_names, data.items, "item")}
+    frame = pd.DataFrame({"item_a": a_names, "item_b": b_names})
+    n = len(a_names)
+    if data.judges is not None:
+        if judge is None:
+            raise BayesrankError(f"this fit has judges; pass judge= (one of {list(data.judges)}).")
+        judges = np.broadcast_to(np.atleast_1d(judge).astype(object), (n,))
+        cells["judge_index"] = _indices(judges, data.judges, "judge")
+        frame["judge"] = judges
+    if data.first is not None:
+        pos = np.broadcast_to(np.atleast_1d("a" if first is None else first).astype(object), (n,))
+        cells["first"] = np.array([FIRST_A if str(p) in ("a", "0") else FIRST_B for p in pos])
+    if data.covariates is not None:
+        given = dict(covariates or {})
+        unknown = set(given) - set(data.covariate_names)
+        if unknown:
+            raise BayesrankError(f"unknown covariate(s) {sorted(unknown)}; the fit has {list(data.covariate_names)}.")
+        cells["covariates"] = np.column_stack([np.broadcast_to(np.asarray(given.get(c, 0.0), float), (n,))
+                                               for c in data.covariate_names])
+    alpha = (1 - level) / 2
+    names = structure.natural.names
+    if interval_kind(tree) == "wald":
+        probs, jac = outcome_jacobian(structure, {v: point(tree, v) for v in names}, cells)
+        cov = tree["estimate"]["theta_cov"].values
+        err = np.sqrt(np.clip(np.einsum("nop,pq,noq->no", jac, cov, jac), 0, None))
+        z = norm.ppf(1 - alpha)
+        lower, upper = np.clip(probs - z * err, 0, 1), np.clip(probs + z * err, 0, 1)
+    else:
+        sample = {v: draws(tree, v) for v in names}
+        total = len(next(iter(sample.values())))
+        keep = np.linspace(0, total - 1, min(max_draws, total)).astype(int)
+        p = np.exp(structure.log_probs({v: x[keep] for v, x in sample.items()}, cells, draws=True))
+        probs = p.mean(axis=0)
+        lower, upper = np.quantile(p, alpha, axis=0), np.quantile(p, 1 - alpha, axis=0)
+    for k, outcome in enumerate(OUTCOMES):
+        frame[f"p_{outcome}"] = probs[:, k]
+        frame[f"p_{outcome}_lower"] = lower[:, k]
+        frame[f"p_{outcome}_upper"] = upper[:, k]
+    return frame
+
+
+def _indices(names, known, what) -> np.ndarray:
+    lookup = {n: k for k, n in enumerate(known)}
+    bad = [n for n in names if n not in lookup]
+    if bad:
+        shown = ", ".join(list(known)[:10]) + (", …" if len(known) > 10 else "")
+        raise BayesrankError(f"unknown {what} {bad[0]!r}; known {what}s: {shown}.")
+    return np.array([lookup[n] for n in names], dtype=np.int64)
+
+
+def cell_log_probs(tree: xr.DataTree, cells) -> np.ndarray:
+    """``(n, 3)`` log-probabilities of any cells of the fit's items (a :class:`Comparisons` or
+    per-cell arrays): MAP — at the estimate; NUTS — log of the posterior-mean probabilities."""
+    framework, data = framework_of(tree), model_data_of(tree)
+    structure = compiled(framework, data, "flat")
+    if isinstance(cells, Comparisons):
+        cells = cell_arrays(cells)
+    if interval_kind(tree) == "wald":
+        return structure.log_probs({v: point(tree, v) for v in structure.natural.names}, cells)
+    probs = posterior_probabilities(framework, data, tree["posterior"].to_dataset(), cells)
+    with np.errstate(divide="ignore"):
+        return np.log(probs)

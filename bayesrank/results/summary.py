@@ -1,0 +1,52 @@
+"""Headline numbers of a fit and the CLI's JSON contract."""
+
+from __future__ import annotations
+
+import json
+
+import xarray as xr
+
+from bayesrank.inference.tree import plain
+from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
+from bayesrank.results.judges import judges
+from bayesrank.results.leaderboard import leaderboard
+from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
+
+#: Columns of each entry of ``items`` in :func:`to_json`.
+ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper")
+
+
+def summary(tree: xr.DataTree) -> dict:
+    """Headline numbers (the CLI's JSON without the items)."""
+    framework, method, diagnostics = framework_of(tree), method_of(tree), diagnostics_of(tree)
+    data, model_data = data_of(tree), model_data_of(tree)
+    return {
+        "framework": framework.name,
+        "spec": framework.spec(),
+        "method": method,
+        "interval": tree["estimate"].attrs["interval"],
+        "n_items": model_data.n_items,
+        "n_comparisons": data.n_comparisons,
+        "n_used": n_comparisons(tree),
+        "n_cells": model_data.n_cells,
+        "nll": nll(tree),
+        "loglik": loglik(tree),
+        "cross_entropy": cross_entropies(tree),
+        "n_params": int(tree.attrs["bayesrank_n_params"]),
+        "converged": bool(diagnostics.get("converged", False)),
+        "mle_exists": bool(diagnostics.get("mle_exists", True)) if method == "map" else None,
+        "diagnostics": diagnostics,
+        "warnings": warnings_of(tree),
+        "versions": json.loads(tree.attrs["bayesrank_versions"]),
+    }
+
+
+def to_json(tree: xr.DataTree, level: float = 0.95) -> dict:
+    """The CLI contract: :func:`summary` plus ``items`` (best first) and, for judge-aware
+    fits, ``judges``."""
+    board = leaderboard(tree, level)
+    items = [dict(row) for row in board[list(ITEM_FIELDS)].to_dict("records")]
+    out = {**summary(tree), "items": items}
+    if "gamma" in framework_of(tree).reported():
+        out["judges"] = judges(tree, level).to_dict("records")
+    return plain(out)
