@@ -79,5 +79,5 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
         Variable → ``(n_draws, *shape)``.
     """
     z = rng.standard_normal((n_draws, factor.shape[1]))
-    rows = structure.value_rows(theta + z @ factor.T)  # (L zᵀ)ᵀ
+    rows = structure.value_rows(theta + z @ factor.T)
     return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in structure.layout().items()}

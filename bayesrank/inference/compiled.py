@@ -373,6 +373,8 @@ class NaturalMap:
             rows_n = slice(offsets[n], offsets[n] + sizes[n])
             block = B[rows_n]
             cols = np.flatnonzero(np.any(block != 0, axis=0))
+            if cols.size and cols[-1] - cols[0] + 1 == cols.size:  # a variable's own θ slice: a view
+                cols = slice(int(cols[0]), int(cols[-1]) + 1)
             blocks.append((rows_n, cols, np.ascontiguousarray(block[:, cols])))
         constant = base - B @ x0
         return cls(names, shapes, offsets, start, tuple(blocks), constant)
@@ -401,7 +403,22 @@ class NaturalMap:
         out = np.zeros((n_free, n_free))
         for rows_i, cols_i, B_i in self.blocks:
             for rows_j, cols_j, B_j in self.blocks:
-                out[np.ix_(cols_i, cols_j)] += B_i.T @ H[rows_i, rows_j] @ B_j
+                product = B_i.T @ (H[rows_i, rows_j] @ B_j)
+                if isinstance(cols_i, slice) and isinstance(cols_j, slice):
+                    out[cols_i, cols_j] += product
+                else:
+                    out[np.ix_(np.arange(n_free)[cols_i], np.arange(n_free)[cols_j])] += product
+        return out
+
+    def pull_back_diagonal(self, H: np.ndarray, n_free: int) -> np.ndarray:
+        """diag(Bᵀ H B) without forming Bᵀ H B."""
+        out = np.zeros(n_free)
+        index = np.arange(n_free)
+        for rows_i, cols_i, B_i in self.blocks:
+            for rows_j, cols_j, B_j in self.blocks:
+                common, at_i, at_j = np.intersect1d(index[cols_i], index[cols_j], return_indices=True)
+                if common.size:
+                    out[common] += np.sum(B_i[:, at_i] * (H[rows_i, rows_j] @ B_j[:, at_j]), axis=0)
         return out
 
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:

@@ -49,7 +49,8 @@ def check_existence(framework, prepared: Comparisons, values: dict, maxiter: int
     start["gamma"] = gamma * gamma.size / gamma.sum()
     x0 = bound.structure.natural.theta_for(start, bound.x0)
     theta, _ = maximise(bound.logp_dlogp, lambda th: -information(bound, th, "observed"), x0,
-                        prepared.n_comparisons, maxiter)
+                        prepared.n_comparisons, maxiter,
+                        information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
     signed_gamma = bound.structure.values(theta)["gamma"]
     verdict = judge_existence(prepared.judges, gamma, signed_gamma)
     verdict["warnings"] = warnings + verdict["warnings"]

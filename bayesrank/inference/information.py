@@ -113,7 +113,7 @@ class CellDerivatives:
         return flat.reshape(self.size, self.size)
 
 
-def information(bound: Bound, theta: np.ndarray, kind: str = "observed") -> np.ndarray:
+def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False) -> np.ndarray:
     """An information-type matrix of the free coordinates θ (see the module docstring).
 
     Parameters
@@ -121,11 +121,13 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed") -> np.n
     bound : Bound
     theta : ndarray
     kind : {"observed", "expected", "scores"}
+    diagonal : bool
+        Return only the diagonal (cheaper: the full matrix in θ is never formed).
 
     Returns
     -------
     ndarray
-        ``(n_free, n_free)``, symmetric.
+        ``(n_free, n_free)``, symmetric (``(n_free,)`` with ``diagonal=True``).
     """
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
@@ -141,6 +143,8 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed") -> np.n
     else:
         g = link["grad"]
         nat = cd.matrix(g[:, :, None] * g[:, None, :])
+    if diagonal:
+        return bound.structure.natural.pull_back_diagonal(nat, bound.n_free)
     out = bound.structure.natural.pull_back_matrix(nat, bound.n_free)
     return 0.5 * (out + out.T)
 

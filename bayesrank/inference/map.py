@@ -85,9 +85,9 @@ def fit_map(
         raise ModelSpecError(f"information must be 'observed' or 'expected', got {kind!r}.")
     if n_draws < 1:
         raise ModelSpecError(f"n_draws must be at least 1, got {n_draws}.")
-    # small dense algebra (L-BFGS, Hessian inverse) is slower on several BLAS threads; above 1000
-    # free coordinates too: Davidson k_tie=20 (2518 free) took 97 s wall with the default BLAS
-    # threads against 21 s with one on a shared 2-core machine
+    # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
+    # BLAS threads, even for the models with thousands of free coordinates: spinning threads
+    # compete with each other and with other processes (bench/README.md)
     with threadpool_limits(1):
         return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind)
 
@@ -107,7 +107,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         return -information(bound, theta, "observed")
 
     x0 = bound.x0 if init is None else np.asarray(init, dtype=float)
-    theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter)
+    theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
+                                information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
     observed = information(bound, theta, "observed")
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
     eigenvalues = np.linalg.eigvalsh(observed / n)
