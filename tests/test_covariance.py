@@ -134,3 +134,22 @@ def test_map_is_identified_and_reported(small):
     assert {"cov_diag", "cov_loading"} <= names
     # with a covariance the model nests its own Σ = D version: likelihood at least as high
     assert fit.nll <= br.fit(br.Davidson(k_tie=0, k_cov=0), small).nll + 1e-9
+
+
+@pytest.mark.parametrize("k_cov", [0, 2])
+def test_canonical_point_has_the_same_likelihood_and_positive_t(small, k_cov):
+    """With mixed signs of t the pin Σt = m no longer fixes the scale; the canonical move
+    (flip the signs, rescale to Σt = m) keeps the likelihood and the reported parameters."""
+    framework = br.Davidson(k_tie=0, k_cov=k_cov)
+    bound, theta, v = _values_at(framework, small, 11)
+    nat = bound.natural(theta)
+    assert (nat["cov_t"] < 0).any()
+    moved = framework.canonical(nat)
+    theta2 = bound.structure.natural.theta_for(moved, theta)
+    assert bound.logp_dlogp(theta2)[0] == pytest.approx(bound.logp_dlogp(theta)[0], rel=1e-12)
+    t2 = bound.natural(theta2)["cov_t"]
+    assert (t2 >= 0).all() and t2.sum() == pytest.approx(small.n_items)
+    v2 = bound.structure.values(theta2)
+    for name in ("score", "cov_diag", *(("cov_loading",) if k_cov else ())):
+        np.testing.assert_allclose(v2[name], v[name], atol=1e-10)
+    assert framework.canonical(bound.natural(theta2)) is None

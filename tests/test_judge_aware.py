@@ -326,9 +326,9 @@ def _refuse_expected(monkeypatch, result=None):
 
     original = map_module.information
 
-    def patched(bound, theta, kind="observed"):
+    def patched(bound, theta, kind="observed", **kwargs):
         if kind != "expected":
-            return original(bound, theta, kind)
+            return original(bound, theta, kind, **kwargs)
         if result is None:
             raise AssertionError("the expected information was computed for a point that is not an MLE")
         return result(theta)

@@ -22,6 +22,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.pytensorf import join_nonshared_inputs
+from pymc.logprob.transforms import LogTransform
 from pytensor.compile.mode import Mode
 from pytensor.graph.replace import graph_replace, vectorize_graph
 
@@ -318,10 +319,12 @@ def _gather(value: np.ndarray, cells, by, n) -> np.ndarray:
 
 @dataclass(frozen=True)
 class NaturalMap:
-    """The variables the predictors read (*natural coordinates*), an affine map of θ.
+    """The variables the predictors read (*natural coordinates*), an affine map of φ(θ).
 
-    nat = c + B θ, with B block-sparse: each natural variable depends on a few free
-    coordinates (its own, after the zero-sum and other linear transforms).
+    nat = c + B φ(θ), where φ is the identity on every free coordinate except those of
+    log-transformed (positive) free variables, where it is exp; B is block-sparse: each
+    natural variable depends on a few free coordinates (its own, after the zero-sum and other
+    linear transforms).
 
     Attributes
     ----------
@@ -329,11 +332,13 @@ class NaturalMap:
     shapes, offsets : dict
         Shape and position of each variable in the flat natural vector.
     size : int
-    blocks : tuple of (slice, ndarray, ndarray)
+    blocks : tuple of (slice, slice or ndarray, ndarray)
         Per variable: its rows in the natural vector, the θ columns it depends on, and the
         dense block of B.
     constant : ndarray
-        c, the natural vector at θ = 0.
+        c, the natural vector at φ(θ) = 0.
+    exp_columns : ndarray of bool
+        The free coordinates that enter through exp.
     """
 
     names: tuple[str, ...]
@@ -342,6 +347,7 @@ class NaturalMap:
     size: int
     blocks: tuple
     constant: np.ndarray
+    exp_columns: np.ndarray
 
     @classmethod
     def from_structure(cls, structure: Structure) -> NaturalMap:
@@ -355,13 +361,22 @@ class NaturalMap:
             offsets[n] = start
             start += sizes[n]
         pick = np.concatenate([np.arange(layout[n][0].start, layout[n][0].stop) for n in names])
+        exp_columns = np.zeros(structure.n_free, dtype=bool)
+        for rv, transform in structure.model.rvs_to_transforms.items():
+            if isinstance(transform, LogTransform):
+                exp_columns[structure.slices[structure.model.rvs_to_values[rv].name][0]] = True
         x0 = structure.x0
+        phi0 = np.where(exp_columns, np.exp(x0), x0)
+
+        def theta_of(phi):
+            return np.where(exp_columns, np.log(np.where(exp_columns, phi, 1.0)), phi)
+
         n_free = x0.size
-        # the natural variables are affine in θ: unit steps give B exactly (up to rounding)
-        rows = structure.value_rows(np.vstack([x0, x0 + np.eye(n_free)]))[:, pick]
+        # the natural variables are affine in φ: unit steps in φ give B exactly (up to rounding)
+        rows = structure.value_rows(np.vstack([theta_of(phi0)] + [theta_of(phi0 + e) for e in np.eye(n_free)]))[:, pick]
         base, B = rows[0], (rows[1:] - rows[0]).T
-        probe = np.random.default_rng(0).standard_normal(n_free)
-        at_probe = structure.value_rows(x0 + probe)[0, pick]
+        probe = np.abs(np.random.default_rng(0).standard_normal(n_free))
+        at_probe = structure.value_rows(theta_of(phi0 + probe))[0, pick]
         if not np.allclose(at_probe, base + B @ probe, rtol=1e-8, atol=1e-8):
             bad = [n for n in names
                    if not np.allclose(at_probe[offsets[n]:offsets[n] + sizes[n]],
@@ -376,14 +391,19 @@ class NaturalMap:
             if cols.size and cols[-1] - cols[0] + 1 == cols.size:  # a variable's own θ slice: a view
                 cols = slice(int(cols[0]), int(cols[-1]) + 1)
             blocks.append((rows_n, cols, np.ascontiguousarray(block[:, cols])))
-        constant = base - B @ x0
-        return cls(names, shapes, offsets, start, tuple(blocks), constant)
+        constant = base - B @ phi0
+        return cls(names, shapes, offsets, start, tuple(blocks), constant, exp_columns)
+
+    def phi(self, theta: np.ndarray) -> np.ndarray:
+        """φ(θ): exp on the coordinates of positive variables, the identity elsewhere."""
+        return np.where(self.exp_columns, np.exp(theta), theta)
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The flat natural vector at θ."""
+        phi = self.phi(theta)
         out = self.constant.copy()
         for rows, cols, block in self.blocks:
-            out[rows] += block @ theta[cols]
+            out[rows] += block @ phi[cols]
         return out
 
     def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray]:
@@ -391,15 +411,21 @@ class NaturalMap:
         return {n: flat[self.offsets[n]:self.offsets[n] + (int(np.prod(self.shapes[n])) if self.shapes[n] else 1)]
                 .reshape(self.shapes[n]) for n in self.names}
 
-    def pull_back(self, grad: np.ndarray, n_free: int) -> np.ndarray:
-        """Bᵀ g: a gradient in natural coordinates as a gradient in θ."""
+    def _bt_g(self, grad: np.ndarray, n_free: int) -> np.ndarray:
         out = np.zeros(n_free)
         for rows, cols, block in self.blocks:
             out[cols] += block.T @ grad[rows]
         return out
 
-    def pull_back_matrix(self, H: np.ndarray, n_free: int) -> np.ndarray:
-        """Bᵀ H B: a matrix in natural coordinates as a matrix in θ (block by block)."""
+    def pull_back(self, grad: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """∇_θ from a gradient in natural coordinates: φ'(θ) ⊙ Bᵀ g."""
+        return self._bt_g(grad, theta.size) * np.where(self.exp_columns, np.exp(theta), 1.0)
+
+    def pull_back_matrix(self, H: np.ndarray, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+        """A matrix in natural coordinates as a matrix in θ: D Bᵀ H B D (block by block), with
+        D = diag φ'(θ), plus diag(φ''(θ) ⊙ Bᵀ g) when the natural gradient ``grad`` is given
+        (a Hessian: the curvature of exp)."""
+        n_free = theta.size
         out = np.zeros((n_free, n_free))
         for rows_i, cols_i, B_i in self.blocks:
             for rows_j, cols_j, B_j in self.blocks:
@@ -408,10 +434,16 @@ class NaturalMap:
                     out[cols_i, cols_j] += product
                 else:
                     out[np.ix_(np.arange(n_free)[cols_i], np.arange(n_free)[cols_j])] += product
+        if self.exp_columns.any():
+            d = np.where(self.exp_columns, np.exp(theta), 1.0)
+            out *= np.outer(d, d)
+            if grad is not None:
+                out[np.diag_indices(n_free)] += np.where(self.exp_columns, np.exp(theta), 0.0) * self._bt_g(grad, n_free)
         return out
 
-    def pull_back_diagonal(self, H: np.ndarray, n_free: int) -> np.ndarray:
-        """diag(Bᵀ H B) without forming Bᵀ H B."""
+    def pull_back_diagonal(self, H: np.ndarray, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+        """The diagonal of :meth:`pull_back_matrix` without forming the matrix."""
+        n_free = theta.size
         out = np.zeros(n_free)
         index = np.arange(n_free)
         for rows_i, cols_i, B_i in self.blocks:
@@ -419,16 +451,23 @@ class NaturalMap:
                 common, at_i, at_j = np.intersect1d(index[cols_i], index[cols_j], return_indices=True)
                 if common.size:
                     out[common] += np.sum(B_i[:, at_i] * (H[rows_i, rows_j] @ B_j[:, at_j]), axis=0)
+        if self.exp_columns.any():
+            e = np.where(self.exp_columns, np.exp(theta), 0.0)
+            out *= np.where(self.exp_columns, e, 1.0) ** 2
+            if grad is not None:
+                out += e * self._bt_g(grad, n_free)
         return out
 
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
         """θ with the coordinates of the given natural variables set to reproduce their values
-        (least squares on each variable's block; exact for values in the block's range)."""
+        (least squares on each variable's block, in φ; exact for values in the block's range)."""
         theta = np.array(theta, dtype=float)
         for (rows, cols, block), name in zip(self.blocks, self.names):
             if name in values:
                 target = np.ravel(values[name]) - self.constant[rows]
-                theta[cols] = np.linalg.lstsq(block, target, rcond=None)[0]
+                phi = np.linalg.lstsq(block, target, rcond=None)[0]
+                exp = self.exp_columns[cols]
+                theta[cols] = np.where(exp, np.log(np.maximum(np.where(exp, phi, 1.0), 1e-300)), phi)
         return theta
 
 

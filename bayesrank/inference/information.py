@@ -133,8 +133,10 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
     link = cd.link
+    curvature = None  # the gradient term of a Hessian through the exp of positive variables
     if kind == "observed":
         nat = cd.matrix(-link["hess"], -link["grad"])
+        curvature = -cd.gradient()
     elif kind == "expected":
         lp, D = bound.structure.kernels["link"].outcome_gradients(cd.values)
         n = bound.counts.sum(axis=1)
@@ -143,20 +145,21 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     else:
         g = link["grad"]
         nat = cd.matrix(g[:, :, None] * g[:, None, :])
+    nmap = bound.structure.natural
     if diagonal:
-        return bound.structure.natural.pull_back_diagonal(nat, bound.n_free)
-    out = bound.structure.natural.pull_back_matrix(nat, bound.n_free)
+        return nmap.pull_back_diagonal(nat, theta, curvature)
+    out = nmap.pull_back_matrix(nat, theta, curvature)
     return 0.5 * (out + out.T)
 
 
 def gradient(bound: Bound, theta: np.ndarray) -> np.ndarray:
     """∇_θ ℓ assembled from the per-cell kernels (the PyMC graph's gradient, computed another way)."""
     cd = CellDerivatives.at(bound, theta)
-    return bound.structure.natural.pull_back(cd.gradient(), bound.n_free)
+    return bound.structure.natural.pull_back(cd.gradient(), np.asarray(theta, dtype=float))
 
 
-def outcome_jacobian(structure: Structure, nat: dict, cells: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Outcome probabilities of new cells and their Jacobian in θ.
+def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Outcome probabilities of new cells and their Jacobian in θ, at θ.
 
     Returns
     -------
@@ -165,6 +168,8 @@ def outcome_jacobian(structure: Structure, nat: dict, cells: dict) -> tuple[np.n
     jacobian : ndarray
         ``(n, 3, n_free)`` = ∂P_o/∂θ = P_o ∇_θ log P_o.
     """
+    theta = np.asarray(theta, dtype=float)
+    nat = structure.natural.unflatten(structure.natural(theta))
     cd = CellDerivatives(structure, nat, cells)
     lp, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
     probs = np.exp(lp)
@@ -178,4 +183,7 @@ def outcome_jacobian(structure: Structure, nat: dict, cells: dict) -> tuple[np.n
     out = np.zeros((n, 3, structure.n_free))
     for rows, cols, block in structure.natural.blocks:
         out[:, :, cols] += grad_nat[:, :, rows] @ block
+    nmap = structure.natural
+    if nmap.exp_columns.any():  # dφ/dθ of positive variables, at the point the nat values come from
+        out *= np.where(nmap.exp_columns, nmap.phi(theta), 1.0)
     return probs, probs[:, :, None] * out

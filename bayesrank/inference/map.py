@@ -107,8 +107,13 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         return -information(bound, theta, "observed")
 
     x0 = bound.x0 if init is None else np.asarray(init, dtype=float)
+    def canonical(theta):
+        moved = framework.canonical(bound.natural(theta))
+        return theta if moved is None else structure.natural.theta_for(moved, theta)
+
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
-                                information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
+                                information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
+                                canonical=canonical)
     observed = information(bound, theta, "observed")
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
     eigenvalues = np.linalg.eigvalsh(observed / n)

@@ -54,6 +54,7 @@ def maximise(
     n: float,
     maxiter: int = 20000,
     information_diagonal: Callable[[np.ndarray], np.ndarray] | None = None,
+    canonical: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring).
 
@@ -71,6 +72,9 @@ def maximise(
         Iteration cap of L-BFGS-B over all its phases.
     information_diagonal : callable, optional
         θ ↦ diag(−∇²ℓ(θ)) for the preconditioner (default: from ``hessian``).
+    canonical : callable, optional
+        θ ↦ an equivalent θ (same log-likelihood) in well-conditioned coordinates, applied
+        before each Newton phase (:meth:`bayesrank.model.framework.Framework.canonical`).
 
     Returns
     -------
@@ -118,8 +122,9 @@ def maximise(
             )
         return to_theta(result.x), int(result.nit)
 
+    settle = canonical if canonical is not None else (lambda th: th)
     theta, iterations = lbfgs(x0, maxiter, stop_below=NEWTON_START)
-    theta, newton, done, information = _newton(logp_dlogp, hessian, theta, n)
+    theta, newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
@@ -138,7 +143,7 @@ def maximise(
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
-        theta, more_newton, done, information = _newton(logp_dlogp, hessian, theta, n)
+        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
         newton += more_newton
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 

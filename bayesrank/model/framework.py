@@ -147,6 +147,16 @@ class Framework:
         """Data-dependent starting values of model variables for MAP (default: none)."""
         return {}
 
+    def canonical(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """Another representative of the same likelihood in better-conditioned coordinates
+        (natural variables → new values), or None when ``values`` are already canonical.
+
+        For structures whose constraints pin a symmetry only on part of the parameter space
+        (the Thurstonian k_cov = 0 scale, pinned by Σt = m, is unpinned where the signs of t
+        mix); the optimiser moves to the canonical point before Newton's method.
+        """
+        return None
+
     def signed_counterpart(self) -> Framework | None:
         """A framework whose fit tells whether this one's MLE exists (judge-aware models: the
         same model with signed judge sensitivities), or None."""

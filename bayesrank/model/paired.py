@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
@@ -93,6 +94,22 @@ def _initial_values(framework, data):
     return {"score_raw": 2**0.5 * empirical_scores(data)}
 
 
+def _canonical(framework, values):
+    """t enters squared and Σt = m pins the scale (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃) only while the
+    signs of t agree; with mixed signs the pin degenerates (t drifts to ±10⁶ along an almost
+    flat valley). Flip the signs of t and rescale to Σt = m: the same likelihood, pinned again."""
+    if framework.k_cov is None:
+        return None
+    t = np.asarray(values["cov_t"], dtype=float)
+    if np.all(t >= 0):
+        return None
+    scale = t.size / np.abs(t).sum()
+    out = {"score_raw": scale * np.asarray(values["score_raw"], dtype=float), "cov_t": scale * np.abs(t)}
+    if framework.k_cov:
+        out["cov_raw_loading"] = scale * np.asarray(values["cov_raw_loading"], dtype=float)
+    return out
+
+
 def _cov_reported(k_cov):
     if k_cov is None:
         return ()
@@ -148,6 +165,9 @@ class BradleyTerry(Framework):
 
     def initial_values(self, data):
         return _initial_values(self, data)
+
+    def canonical(self, values):
+        return _canonical(self, values)
 
 
 def _factored_threshold(u, cells):
@@ -222,6 +242,9 @@ class _TieFramework(Framework):
 
     def initial_values(self, data):
         return _initial_values(self, data)
+
+    def canonical(self, values):
+        return _canonical(self, values)
 
     def reported(self):
         names = ["score"]

@@ -18,6 +18,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.transforms import ZeroSumTransform
+from pymc.distributions.transforms import log as log_transform
 
 
 def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
@@ -80,6 +81,15 @@ def free_real(name: str, prior: str, sigma: float, mu: float = 0.0, **kwargs):
     if prior == "flat":
         return pm.Flat(name, **kwargs)
     return pm.Normal(name, mu=mu, sigma=sigma, **kwargs)
+
+
+def free_positive(name: str, prior: str, sigma: float, **kwargs):
+    """A positive parameter on a log scale: flat in the log for MAP (starting at 1),
+    ``LogNormal(0, sigma)`` for NUTS. Its free coordinate is the log."""
+    if prior == "flat":
+        shape = kwargs.get("shape", ())
+        return pm.Flat(name, transform=log_transform, initval=np.ones(shape), **kwargs)
+    return pm.LogNormal(name, mu=0.0, sigma=sigma, **kwargs)
 
 
 def placed(shape: tuple[int, int], entries, constant: np.ndarray | None = None):
@@ -195,18 +205,21 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
 
     * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
       :func:`zero_sum_basis`, so Λᵀ1 = 0 exactly;
-    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular, so
-      the representation is unique up to the signs of L's columns; reported loadings are
-      turned to a positive diagonal of L (interpret S, Z or ΛΛᵀ, which are rotation free);
-    * **scale** (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃), a > 0, leaves z unchanged: k = 0 fixes
-      Σ_a t_a = m (t = 1 + a zero-sum vector), k ≥ 1 fixes L₁₁ = 1.
+    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular with a
+      positive diagonal (e^(free coordinate)), which makes it unique;
+      loadings are reported in this canonical rotation (interpret S, Z or ΛΛᵀ, which are
+      rotation free);
+    * **scale** (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃), a > 0, leaves z unchanged: fixed by
+      Σ_a t_a = m (t = 1 + a zero-sum vector).
 
     t enters squared (as leaderbot's d = t²), so d_a = 0 — where several arena items sit at
-    the MLE — is an interior point; the signs of t and of L's diagonal are discrete
-    symmetries (harmless for MAP; only sign-free quantities are reported).
+    the MLE — is an interior point; the signs of t are discrete symmetries: only sign-free
+    quantities are reported, and the MAP moves to all-positive t before Newton's method,
+    because with mixed signs Σt = m no longer pins the scale
+    (:meth:`bayesrank.model.paired.BradleyTerry.canonical`).
 
-    Free coordinates: the zero-sum ``score_raw`` (m − 1); k = 0: ``cov_t`` (m − 1, zero-sum
-    around 1); k ≥ 1: ``cov_t`` (m), ``cov_load_diag`` (k − 1), ``cov_load_off``
+    Free coordinates: the zero-sum ``score_raw`` (m − 1), ``cov_t`` (m − 1, zero-sum around
+    1) and, for k ≥ 1, ``cov_load_diag`` (k, log scale) and ``cov_load_off``
     ((m − 1)k − k(k + 1)/2). The covariance has :func:`n_covariance` free coordinates.
 
     Returns
@@ -218,30 +231,21 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
     """
     # μ̃ ≈ √2 × logit-scale scores when t ≈ 1 (s̃ ≈ 2): the prior scale follows
     raw = zero_sum_scores("score_raw", "item", prior, np.sqrt(2.0) * score_sigma)
-    if k == 0:
-        t = pm.Deterministic("cov_t", 1.0 + zero_sum_scores("cov_u", "item", prior, cov_sigma), dims="item")
-        lam = None
-        C = (1.0 - 1.0 / m) * pt.sum(t**2)
-    else:
-        # MAP starts at t = 1 (t = 0 is a stationary point of every t_a); NUTS starts jittered
-        # (nutpie cannot take initial values)
-        t = free_real("cov_t", prior, cov_sigma, dims="item", **({"initval": np.ones(m)} if prior == "flat" else {}))
+    # Σt = m pins the scale (t = 1 + a zero-sum vector); the signs of t are a discrete symmetry
+    # that Framework.canonical resolves when the optimiser mixes them
+    t = pm.Deterministic("cov_t", 1.0 + zero_sum_scores("cov_u", "item", prior, cov_sigma), dims="item")
+    C = (1.0 - 1.0 / m) * pt.sum(t**2)
+    if k:
         diag_index, (rows, cols) = loading_free_entries(m, k)
-        fixed = np.zeros((m - 1, k))
-        fixed[0, 0] = 1.0
-        entries = []
-        if k > 1:
-            entries.append((diag_index, diag_index, free_real(
-                "cov_load_diag", prior, cov_sigma, shape=(k - 1,), **({"initval": np.ones(k - 1)} if prior == "flat" else {}))))
+        entries = [(diag_index, diag_index, free_positive("cov_load_diag", prior, cov_sigma, shape=(k,)))]
         if rows.size:
             entries.append((rows, cols, free_real("cov_load_off", prior, cov_sigma, shape=(rows.size,))))
-        L = placed((m - 1, k), entries, fixed)
+        L = placed((m - 1, k), entries)
         lam = pm.Deterministic("cov_raw_loading", pt.as_tensor(zero_sum_basis(m)) @ L, dims=("item", "cov_factor"))
-        C = (1.0 - 1.0 / m) * pt.sum(t**2) + pt.sum(lam**2)
-        # reported loadings in the canonical rotation: L's diagonal made positive column by column
-        signs = pt.sign(pt.diagonal(L[:k]))
-        pm.Deterministic("cov_loading", lam * pt.switch(pt.eq(signs, 0), 1.0, signs) / pt.sqrt(C),
-                         dims=("item", "cov_factor"))
+        C = C + pt.sum(lam**2)
+        pm.Deterministic("cov_loading", lam / pt.sqrt(C), dims=("item", "cov_factor"))
+    else:
+        lam = None
     pm.Deterministic("score", raw / pt.sqrt(C), dims="item")
     pm.Deterministic("cov_diag", t**2 / C, dims="item")
     return {"score_raw": raw, "cov_t": t, "cov_raw_loading": lam}
@@ -249,16 +253,16 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
 
 def loading_free_entries(m: int, k: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Where the free coordinates sit in the (m − 1)×k lower-triangular loading factor L of
-    :func:`thurstonian` (L₁₁ = 1 is fixed).
+    :func:`thurstonian`.
 
     Returns
     -------
     diag : ndarray
-        Indices j of the free diagonal entries L_jj (``cov_load_diag``), j = 1, …, k − 1.
+        Indices j of the diagonal entries L_jj = ``cov_load_diag`` > 0, j = 0, …, k − 1.
     off : (ndarray, ndarray)
         Rows and columns of the strictly lower entries (``cov_load_off``, in this order).
     """
-    return np.arange(1, k), np.tril_indices(m - 1, k=-1, m=k)
+    return np.arange(k), np.tril_indices(m - 1, k=-1, m=k)
 
 
 def dispersion_matrix(d: np.ndarray, loading: np.ndarray | None) -> np.ndarray:

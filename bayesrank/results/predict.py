@@ -77,7 +77,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     alpha = (1 - level) / 2
     names = structure.natural.names
     if interval_kind(tree) == "wald":
-        probs, jac = outcome_jacobian(structure, {v: point(tree, v) for v in names}, cells)
+        probs, jac = outcome_jacobian(structure, tree["estimate"]["theta"].values, cells)
         cov = tree["estimate"]["theta_cov"].values
         err = np.sqrt(np.clip(np.einsum("nop,pq,noq->no", jac, cov, jac), 0, None))
         z = norm.ppf(1 - alpha)
@@ -89,6 +89,8 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
         p = np.exp(structure.log_probs({v: x[keep] for v, x in sample.items()}, cells, draws=True))
         probs = p.mean(axis=0)
         lower, upper = np.quantile(p, alpha, axis=0), np.quantile(p, 1 - alpha, axis=0)
+    if np.isnan(point(tree, "score")).any():  # no estimate (the MLE does not exist): no prediction
+        probs = lower = upper = np.full_like(probs, np.nan)
     for k, outcome in enumerate(OUTCOMES):
         frame[f"p_{outcome}"] = probs[:, k]
         frame[f"p_{outcome}_lower"] = lower[:, k]
