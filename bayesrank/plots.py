@@ -86,3 +86,81 @@ def plot_kendall(tau: pd.DataFrame, order: list | None = None) -> Figure:
     ax.set_yticks(range(len(tau)), [str(c) for c in tau.index], fontsize=7)
     fig.colorbar(im, ax=ax, label="Kendall τ-b")
     return fig
+
+
+# ---------------------------------------------------------------------- leaderboards of a fit
+def plot_forest(fit, top: int | None = 30, level: float = 0.95) -> Figure:
+    """Scores of the ``top`` items with their intervals (Wald for MAP, posterior for NUTS),
+    best at the top."""
+    board = fit.leaderboard(level)
+    board = board.head(top) if top else board
+    fig, ax = _fig(7, max(3, 0.22 * len(board) + 1))
+    y = np.arange(len(board))
+    ax.errorbar(board["score"], y, xerr=[board["score"] - board["lower"], board["upper"] - board["score"]],
+                fmt="o", markersize=3, capsize=2)
+    ax.set_yticks(y, [f"{r}. {n}" for r, n in zip(board["rank"], board["name"])], fontsize=7)
+    ax.invert_yaxis()
+    kind = "Wald" if fit.tree["estimate"].attrs["interval"] == "wald" else "posterior"
+    ax.set_xlabel(f"score, {kind} {100 * level:g}% interval")
+    ax.set_title(fit.framework.label, fontsize=9)
+    return fig
+
+
+def plot_rank_probabilities(fit, top: int | None = 20) -> Figure:
+    """Heat map of P(rank = r) for the ``top`` items (rows, best first) and ranks 1…top."""
+    dist = fit.rank_distribution()
+    n = top or len(dist)
+    data = dist.iloc[:n, :n]
+    fig, ax = _fig(0.28 * n + 3, 0.25 * n + 2)
+    im = ax.imshow(data.to_numpy(), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    ax.set_yticks(range(n), list(data.index), fontsize=7)
+    ax.set_xticks(range(n), [str(c) for c in data.columns], fontsize=7)
+    ax.set_xlabel("rank")
+    fig.colorbar(im, ax=ax, label="P(rank)")
+    return fig
+
+
+def plot_match_probabilities(matrix: pd.DataFrame, label: str = "P(row beats column) + ½ P(tie)") -> Figure:
+    """Heat map of one matrix of :func:`bayesrank.results.matches.match_probabilities`."""
+    n = len(matrix)
+    fig, ax = _fig(0.28 * n + 3, 0.25 * n + 2)
+    im = ax.imshow(matrix.to_numpy(), cmap="RdBu_r", vmin=0, vmax=1, aspect="auto")
+    ax.set_yticks(range(n), list(matrix.index), fontsize=7)
+    ax.set_xticks(range(n), list(matrix.columns), fontsize=7, rotation=90)
+    fig.colorbar(im, ax=ax, label=label)
+    return fig
+
+
+def plot_observed_predicted(fit) -> Figure:
+    """Observed against predicted share of each outcome per cell (points sized by the cell's
+    comparisons); the diagonal is perfect calibration."""
+    data = fit.model_data
+    n = data.totals
+    observed = data.counts() / np.where(n > 0, n, 1)[:, None]
+    predicted = np.exp(fit.tree["estimate"]["cell_log_probs"].values)
+    fig, ax = _fig(5.5, 5)
+    size = 4 + 60 * n / n.max()
+    for k, (name, colour) in enumerate((("a wins", "C0"), ("b wins", "C1"), ("tie", "C2"))):
+        if np.any(observed[:, k] > 0) or np.any(predicted[:, k] > 0):
+            ax.scatter(predicted[:, k], observed[:, k], s=size, alpha=0.4, color=colour, label=name, linewidth=0)
+    ax.plot([0, 1], [0, 1], color="k", linewidth=0.8)
+    ax.set_xlabel("predicted probability")
+    ax.set_ylabel("observed share")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_compare(table: pd.DataFrame) -> Figure:
+    """ELPD of compared fits (:func:`bayesrank.compare.compare`) with ±1 standard error, and
+    the difference to the best with its standard error."""
+    fig, ax = _fig(6, 0.5 * len(table) + 1.5)
+    y = np.arange(len(table))
+    ax.errorbar(table["elpd"], y, xerr=table["se"], fmt="o", color="k", label="ELPD ± se")
+    best = table["elpd"].iloc[0]
+    ax.errorbar(best + table["elpd_diff"].iloc[1:], y[1:] - 0.2, xerr=table["dse"].iloc[1:], fmt="^", color="C1",
+                label="difference to the best ± se")
+    ax.set_yticks(y, list(table.index), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("expected log predictive density (leave one cell out)")
+    ax.legend(fontsize=8)
+    return fig

@@ -138,3 +138,63 @@ def differences(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
     arr = np.asarray(names, dtype=object)
     return pd.DataFrame({"item_i": arr[i], "item_j": arr[j], "difference": diff, "se": err,
                          "lower": lower, "upper": upper, "p_greater": p})
+
+
+def rank_probabilities(tree: xr.DataTree, ks=(1, 3, 5, 10)) -> pd.DataFrame:
+    """P(rank ≤ k) of every item for each k, best first (from the fit's draws).
+
+    Returns
+    -------
+    DataFrame
+        Index ``name``; one column ``p_top_<k>`` per k.
+    """
+    ranks = rank_draws(tree)
+    table = pd.DataFrame({f"p_top_{k}": (ranks <= k).mean(axis=0) for k in ks},
+                         index=pd.Index(items(tree), name="name"))
+    return table.loc[scores(tree).sort_values(ascending=False, kind="stable").index]
+
+
+def top_set(tree: xr.DataTree, k: int = 1, level: float = 0.95) -> list[str]:
+    """A credible top-k set: the smallest set, built in order of P(rank ≤ k), that contains
+    every one of the top k items in at least ``level`` of the draws.
+
+    For MAP fits the draws are those of the asymptotic normal, so the set is a confidence
+    statement of the same level under the normal approximation.
+    """
+    check_level(level)
+    ranks = rank_draws(tree)
+    inside = ranks <= k                                   # (draws, items): item in that draw's top k
+    order = np.argsort(-inside.mean(axis=0), kind="stable")
+    names = items(tree)
+    chosen = np.zeros(inside.shape[1], dtype=bool)
+    for i in order:
+        chosen[i] = True
+        if np.mean(~np.any(inside & ~chosen, axis=1)) >= level:
+            break
+    return [names[i] for i in order if chosen[i]]
+
+
+def tie_groups(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
+    """Groups of items that the data cannot order at the stated level, best first.
+
+    Walking down the leaderboard, an item starts a new group when it is ordered below the
+    current group's leader with probability at least ``level`` (P(s_leader > s_item), from
+    the asymptotic normal for MAP and from the posterior for NUTS); otherwise it is tied with
+    the group.
+
+    Returns
+    -------
+    DataFrame
+        ``rank, name, group`` (groups numbered 1, 2, … from the top).
+    """
+    check_level(level)
+    order = scores(tree).sort_values(ascending=False, kind="stable").index
+    names = items(tree)
+    idx = [names.index(x) for x in order]
+    s = draws(tree, "score")
+    groups, leader, group = [], None, 0
+    for i in idx:
+        if leader is None or np.mean(s[:, leader] > s[:, i]) >= level:
+            leader, group = i, group + 1
+        groups.append(group)
+    return pd.DataFrame({"rank": np.arange(1, len(idx) + 1), "name": list(order), "group": groups})
