@@ -1,5 +1,5 @@
 """Model evaluation exactly as the leaderbot paper (digest ``seed-leaderbot.md`` §3.3–§3.5),
-with corrected information criteria, and PSIS-LOO for NUTS fits.
+with corrected information criteria. (Leave-one-out comparison: :mod:`bayesrank.compare`.)
 
 Goodness of fit (paper App. D.3) on a set of cells E (pairs, for pair-aggregated data such
 as arena-2024), with observed counts w, l, t, n = w + l + t per cell and predicted
@@ -30,15 +30,11 @@ Examples
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
-import pandas as pd
-import xarray as xr
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError
-from bayesrank.model.framework import OBSERVED
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.predict import cell_log_probs
 
@@ -223,31 +219,3 @@ def information_criteria(fit) -> dict[str, float]:
     nll_total = fit.nll * n
     return {"aic": float(2 * k + 2 * nll_total), "bic": float(k * np.log(n) + 2 * nll_total),
             "n_params": int(k), "n": float(n)}
-
-
-# ------------------------------------------------------------------------------ LOO (NUTS)
-def loo(fit, pointwise: bool = True):
-    """PSIS-LOO per cell (leave one pair out for pair-aggregated data) of a NUTS fit.
-
-    The pointwise log-likelihood of a cell is its multinomial log-likelihood (constant
-    dropped), summed over the outcome axis; the result is ArviZ's ``ELPDData`` (``elpd``,
-    ``se``, ``p``, ``pareto_k``, ...).
-    """
-    return az.loo(_loo_tree(fit), pointwise=pointwise, var_name=OBSERVED)
-
-
-def _loo_tree(fit):
-    if fit.method != "nuts" or "log_likelihood" not in fit.tree.children:
-        raise BayesrankError("PSIS-LOO needs a NUTS fit with a log_likelihood group (method='nuts').")
-    ll = fit.tree["log_likelihood"][OBSERVED]
-    if "outcome" in ll.dims:  # per-outcome terms: a cell is the unit left out
-        ll = ll.sum("outcome")
-    return xr.DataTree.from_dict({
-        "posterior": fit.tree["posterior"].to_dataset(),
-        "log_likelihood": xr.Dataset({OBSERVED: ll}),
-    })
-
-
-def compare(fits: dict, method: str = "stacking") -> pd.DataFrame:
-    """ArviZ model comparison (``az.compare``) of named NUTS fits of the same cells by PSIS-LOO."""
-    return az.compare({name: _loo_tree(fit) for name, fit in fits.items()}, method=method, var_name=OBSERVED)
