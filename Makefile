@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench models clean
+.PHONY: install demo test test-slow bench models clean browser notebooks
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,3 +32,11 @@ models: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# Debian's chromium (headless) renders the HTML report in a test (tests/test_report.py).
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# Execute the notebooks in place with a Jupyter kernel, so they are committed with their outputs.
+notebooks: $(STAMP)
+	$(PY) notebooks/execute.py

@@ -27,6 +27,7 @@ _PUBLIC = {
     "JudgeAware": "bayesrank.model.judge_aware",
     "BTL": "bayesrank.model.judge_aware",
     "JudgeAwareCovariate": "bayesrank.model.judge_aware",
+    "SignedJudgeAware": "bayesrank.model.judge_aware",
     "JudgePriors": "bayesrank.model.judge_aware",
     "framework_from_spec": "bayesrank.model.registry",
     "fit": "bayesrank.results.fit",

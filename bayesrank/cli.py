@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | datasets | demo``.
+"""Command line: ``bayesrank fit | evaluate | report | compare | datasets | demo``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import sys
 import typing
 import warnings
@@ -104,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
                      help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
+    fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show NUTS progress (default: when stderr is a terminal)")
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
@@ -118,6 +121,28 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--leaderbot-compat", action="store_true",
                     help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
     ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
+
+    for name, text in (("report", "fit one or more models and write a self-contained HTML (or Markdown) report"),
+                       ("compare", "compare models by leave-one-out cross-validation (NUTS fits)")):
+        p = sub.add_parser(name, help=text)
+        _add_data_args(p)
+        p.add_argument("--models", nargs="+", required=True, metavar="SPEC",
+                       help="models as framework[:option=value,...], e.g. davidson:k_tie=1 rao-kupper bt:ties=drop")
+        p.add_argument("--method", default="map" if name == "report" else "nuts", choices=("map", "nuts"))
+        p.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
+        p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
+        p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
+        p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show NUTS progress (default: when stderr is a terminal)")
+        p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
+                       help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
+        if name == "report":
+            p.add_argument("--out", type=Path, required=True, help="report file: .html (self-contained) or .md")
+            p.add_argument("--top", type=int, default=30, help="leaderboard rows per model")
+            p.add_argument("--title", default="bayesrank report", help="the report's title")
+        else:
+            p.add_argument("--format", default="table", choices=("table", "json"))
 
     sub.add_parser("datasets", help="list the bundled datasets")
 
@@ -150,6 +175,96 @@ def framework_from_args(args):
     return cls(**given)
 
 
+def framework_from_text(spec: str):
+    """A framework from ``name[:option=value,...]`` (options as the framework's fields, values
+    parsed by their type: ``davidson:k_tie=1,tie_intercept=true``)."""
+    name, _, rest = spec.partition(":")
+    frameworks = _frameworks()
+    if name not in frameworks:
+        raise BayesrankError(f"unknown model {name!r} in {spec!r}; known: {', '.join(frameworks)}.")
+    cls = frameworks[name]
+    hints = typing.get_type_hints(cls)
+    own = {f.name for f in dataclasses.fields(cls)} - {"priors"}
+    options = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or key not in own:
+            raise BayesrankError(f"{item!r} in {spec!r} is not an option=value of {name} "
+                                 f"(its options: {', '.join(sorted(own)) or 'none'}).")
+        options[key] = _parse_value(value.strip(), hints[key], item)
+    return cls(**options)
+
+
+def _parse_value(text: str, hint, item: str):
+    if text.lower() in ("none", "null") and type(None) in typing.get_args(hint):
+        return None
+    if hint is bool:
+        if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise BayesrankError(f"{item!r}: expected true or false.")
+        return text.lower() in ("true", "1", "yes")
+    if hint is int or int in typing.get_args(hint):
+        try:
+            return int(text)
+        except ValueError:
+            raise BayesrankError(f"{item!r}: expected a whole number.") from None
+    return text
+
+
+def _fits_of(args, data):
+    from bayesrank.results.fit import fit
+
+    fits = {}
+    for spec in args.models:
+        framework = framework_from_text(spec)
+        kwargs = (dict(random_seed=args.seed) if args.method == "map" else
+                  dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+                       progressbar=args.progress))
+        fits[spec] = fit(framework, data, method=args.method, **kwargs)
+    return fits
+
+
+def _comparison(args, fits):
+    from bayesrank.compare import compare
+
+    if args.method != "nuts" or len(fits) < 2:
+        return None
+    return compare(fits, refit=None if args.refit == "none" else args.refit)
+
+
+def cmd_report(args) -> int:
+    from bayesrank.report import Report
+
+    fits = _fits_of(args, _load(args))
+    report = Report(fits, comparison=_comparison(args, fits), command=_command(args),
+                    top=args.top, title=args.title)
+    path = report.save(args.out)
+    print(f"report written to {path}")
+    return 0
+
+
+def _command(args) -> str:
+    """The command line that is running, exactly (shell-quoted)."""
+    return shlex.join(["bayesrank", *args.argv])
+
+
+def cmd_compare(args) -> int:
+    from bayesrank.inference.tree import plain
+
+    if args.method != "nuts":
+        raise BayesrankError("compare needs NUTS fits: leave-one-out reweights posterior draws (use --method nuts).")
+    fits = _fits_of(args, _load(args))
+    table = _comparison(args, fits)
+    if args.format == "json":
+        rows = [{"name": name, **row} for name, row in table.to_dict("index").items()]
+        print(json.dumps(plain({"models": rows, "warnings": table.attrs["warnings"]})))
+    else:
+        print(table.to_string(float_format=lambda v: f"{v:.2f}"))
+        for w in table.attrs["warnings"]:
+            print(f"note: {w}")
+    return 0
+
+
 def _load(args):
     from bayesrank.data.load import load
 
@@ -164,7 +279,8 @@ def _fit(args, framework, data):
         return fit(framework, data, method="map", information=args.information, n_draws=args.n_draws,
                    random_seed=0 if args.seed is None else args.seed)
     return fit(framework, data, method="nuts", draws=args.draws, tune=args.tune, chains=args.chains,
-               random_seed=args.seed, sampler=args.sampler, target_accept=args.target_accept)
+               random_seed=args.seed, sampler=args.sampler, target_accept=args.target_accept,
+               progressbar=args.progress)
 
 
 def cmd_fit(args) -> int:
@@ -282,27 +398,35 @@ def cmd_datasets(args) -> int:
 def cmd_demo(args) -> int:
     from bayesrank.data.load import load_dataset
     from bayesrank.model.paired import Davidson
+    from bayesrank.report import Report
     from bayesrank.results.fit import fit
 
     data = load_dataset("arena-2024")
     model = Davidson(k_tie=1)
+    fits = {}
     for method in ("map", "nuts"):
         kwargs = {} if method == "map" else dict(draws=args.draws, tune=args.tune, chains=args.chains,
                                                  random_seed=args.seed)
-        result = fit(model, data, method=method, **kwargs)
+        fits[f"Davidson k_tie=1, {method.upper()}"] = result = fit(model, data, method=method, **kwargs)
         print(render_table(result, 20))
         print()
         write_outputs(result, args.out / f"davidson-k1-{method}")
-    print(f"fits and summaries written to {args.out}/")
+    report = Report(fits, title="arena-2024: Davidson with factored ties, MLE and posterior",
+                    command=_command(args))
+    report.save(args.out / "report.html")
+    print(f"fits, summaries and report.html written to {args.out}/")
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "datasets": cmd_datasets, "demo": cmd_demo}
+COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "report": cmd_report, "compare": cmd_compare,
+            "datasets": cmd_datasets, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser().parse_args(argv)
+        args.argv = argv
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return COMMANDS[args.command](args)

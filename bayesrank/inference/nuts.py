@@ -10,6 +10,7 @@ posterior-mean outcome probabilities of every cell.
 
 from __future__ import annotations
 
+import sys
 import time
 from importlib.util import find_spec
 
@@ -46,7 +47,7 @@ def fit_nuts(
     random_seed: int | None = None,
     target_accept: float = 0.9,
     sampler: str | None = None,
-    progressbar: bool = False,
+    progressbar: bool | None = None,
 ) -> xr.DataTree:
     """Sample the posterior with NUTS.
 
@@ -65,7 +66,8 @@ def fit_nuts(
     sampler : {"nutpie", "pymc", "numpyro"}, optional
         NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
         runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``.
-    progressbar : bool
+    progressbar : bool, optional
+        Show the sampler's progress; default: when standard error is a terminal.
 
     Returns
     -------
@@ -86,6 +88,8 @@ def fit_nuts(
     judge_notes, near_duplicates = judge_warnings(data)
     notes += judge_notes
     model, _ = framework.build(prepared, prior="weak")
+    if progressbar is None:
+        progressbar = sys.stderr.isatty()
     t0 = time.perf_counter()
     with model:
         idata = pm.sample(
