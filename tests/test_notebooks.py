@@ -10,11 +10,22 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 #: Text each notebook's outputs must contain (what a reader is meant to see).
 EXPECTED = {
-    "leaderboards": [
+    "posterior-leaderboard": [
         "chatgpt-4o-latest",            # the arena's best model at rank 1 of the MLE leaderboard
-        "converged",                    # the MLE's state in its repr
-        "p_win_a",                      # predicted outcome probabilities
+        "credible top-1 set: ['chatgpt-4o-latest']",
+        "'converged': True",            # the NUTS run converged (checked, not assumed)
+        "p_top_1",                      # rank probabilities
+    ],
+    "judges": [
         "Qwen/Qwen3-Next-80B-A3B-Instruct",   # judges listed by name
+        "agree on",                     # the near-duplicate judges, said in words
+        "'converged': True",
+        "lower_log",                    # the log-scale interval of γ
+    ],
+    "model-comparison": [
+        "elpd_diff",
+        "cannot be compared",           # the refusal of a comparison of different observations
+        "pooled BTL vs judge-aware",    # the difference to the best model, said in words
     ],
 }
 
@@ -48,6 +59,15 @@ def test_notebook_runs_and_shows_its_results(name):
     for fragment in EXPECTED[name]:
         assert fragment in text, fragment
     assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), "a figure is drawn"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_notebook_is_committed_with_its_outputs(name):
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "run `make notebooks` and commit the outputs"
+    for fragment in EXPECTED[name]:
+        assert fragment in output_text(nb), fragment
 
 
 def test_every_notebook_is_tested():
