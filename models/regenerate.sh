@@ -23,8 +23,26 @@ fit dv-k0       --model davidson --k-tie 0
 fit dv-k1       --model davidson --k-tie 1
 fit dv-k1-nested --model davidson --k-tie 1 --tie-intercept
 
-# the demo: Davidson k_tie=1 by MAP and by NUTS (seeded)
+# the demo: Davidson k_tie=1 by MAP and by NUTS (seeded), and its HTML report (report.html)
 "$BR" demo --out "$OUT" > "$OUT/demo.txt"
+
+# leave-one-out comparison of the tie models by NUTS (one held-out point = one pair)
+"$BR" compare arena-2024 --models rao-kupper:k_tie=0 rao-kupper:k_tie=1 rao-kupper:k_tie=3 \
+  davidson:k_tie=0 davidson:k_tie=1 davidson:k_tie=3 --draws 1000 --tune 1000 --chains 2 --seed 1 \
+  --refit none --no-progress --format json > "$OUT/loo-comparison.json"
+echo "compared the tie models by LOO"
 
 .venv/bin/python models/report.py "$OUT" > "$OUT/REPORT.md"
 echo "wrote $OUT/REPORT.md"
+
+# the judge data: reference fits and a report with the leave-one-out comparison
+OUTJ=models/mtbench-judges
+mkdir -p "$OUTJ"
+for spec in "judge-aware" "btl" "judge-aware-signed"; do
+  "$BR" fit mtbench-judges --model "$spec" --method map --format table --top 0 --out "$OUTJ/$spec" > "$OUTJ/$spec.txt"
+  echo "fitted $spec"
+done
+"$BR" report mtbench-judges --models judge-aware btl judge-aware:position_bias=true --method nuts \
+  --draws 1000 --tune 1000 --chains 4 --seed 1 --no-progress --out "$OUTJ/report.html" \
+  --title "MT-Bench judges: judge-aware, pooled and position-aware models"
+echo "wrote $OUTJ/report.html"
