@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench models clean browser notebooks
+.PHONY: install demo test test-slow bench models clean browser notebooks screenshot
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,3 +40,10 @@ browser:
 # Execute the notebooks in place with a Jupyter kernel, so they are committed with their outputs.
 notebooks: $(STAMP)
 	$(PY) notebooks/execute.py
+
+# The screenshot of the reference report in docs/, as headless Chromium renders it.
+screenshot: browser
+	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+	  --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --hide-scrollbars \
+	  --window-size=1280,2600 --virtual-time-budget=10000 --screenshot=docs/report.png \
+	  file://$(CURDIR)/models/arena-2024/report.html

@@ -109,7 +109,7 @@ def plot_forest(fit, top: int | None = 30, level: float = 0.95) -> Figure:
 def plot_rank_probabilities(fit, top: int | None = 20) -> Figure:
     """Heat map of P(rank = r) for the ``top`` items (rows, best first) and ranks 1…top."""
     dist = fit.rank_distribution()
-    n = top or len(dist)
+    n = min(top or len(dist), len(dist))
     data = dist.iloc[:n, :n]
     fig, ax = _fig(0.28 * n + 3, 0.25 * n + 2)
     im = ax.imshow(data.to_numpy(), cmap="viridis", vmin=0, vmax=1, aspect="auto")

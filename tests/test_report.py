@@ -116,3 +116,12 @@ def test_posterior_leaderboard_summaries(posts):
     np.testing.assert_allclose(m["win"] + m["tie"] + m["loss"], np.where(np.eye(5), np.nan, 1.0))
     np.testing.assert_allclose(m["win"].to_numpy(), m["loss"].to_numpy().T)       # i beats j = j loses to i
     np.testing.assert_allclose(m["expected"] + m["expected"].T, np.where(np.eye(5), np.nan, 1.0))
+
+
+def test_figures_of_fewer_items_than_the_top_asked_for(posts):
+    """5 items with top=20: every figure shows the 5."""
+    from bayesrank import plots
+
+    fig = plots.plot_rank_probabilities(posts["davidson"], top=20)
+    assert len(fig.axes[0].get_yticklabels()) == 5
+    assert len(plots.plot_forest(posts["davidson"], top=20).axes[0].get_yticklabels()) == 5
