@@ -354,18 +354,19 @@ def _weighted(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 # ====================================================================== from a fit
-def contexts(data: Comparisons, weights: str = "data") -> pd.DataFrame:
+def contexts(data: Comparisons, weights: str = "data", judges: bool = True) -> pd.DataFrame:
     """The contexts a fit's probabilities depend on besides the pair: its judges and
     covariate values (one row each, with ``weight``).
 
     The judge is part of the context: a judge-aware fit's GARS average F over the judges,
     θ = Σ_k ω_k F(μ_k), each judge weighted by its share of the comparisons (``"data"``, the
-    empirical distribution of contexts) or equally (``"uniform"``).
+    empirical distribution of contexts) or equally (``"uniform"``). ``judges=False``: the
+    model ignores the judge (a Davidson fit of judge records), so judges are no context.
     """
     if weights not in ("data", "uniform"):
         raise BayesrankError(f"context weights must be 'data' or 'uniform', got {weights!r}.")
     keys = {}
-    if data.judge is not None:
+    if judges and data.judge is not None:
         keys["judge_index"] = data.judge
     if data.covariates is not None:
         for k, name in enumerate(data.covariate_names):
@@ -385,7 +386,8 @@ def pair_cells(data: Comparisons, ctx: pd.DataFrame) -> dict[str, np.ndarray]:
     n_ctx = len(ctx)
     cells = {"item_a": np.tile(j, n_ctx), "item_b": np.tile(k, n_ctx)}
     if data.judge is not None:
-        cells["judge_index"] = np.repeat(ctx["judge_index"].to_numpy(np.int64), len(j))
+        judge = ctx["judge_index"].to_numpy(np.int64) if "judge_index" in ctx else np.zeros(n_ctx, dtype=np.int64)
+        cells["judge_index"] = np.repeat(judge, len(j))
     if data.first is not None:
         cells["first"] = np.full(n_ctx * len(j), FIRST_A, dtype=np.int64)
     if data.covariates is not None:
@@ -405,6 +407,12 @@ def _pair_tensor(probs: np.ndarray, n_items: int) -> np.ndarray:
     return out
 
 
+def _reads_judges(structure) -> bool:
+    """Whether the framework's predictors read anything by judge."""
+    return any(loc.by == "judge_index" for pred in structure.predictors.values()
+               for loc in {**pred.inputs, **pred.constants}.values())
+
+
 def implied_probabilities(fit, context_weights: str = "data") -> tuple[pd.DataFrame, np.ndarray]:
     """The outcome probabilities a fit implies for every ordered pair of items in every context.
 
@@ -418,7 +426,7 @@ def implied_probabilities(fit, context_weights: str = "data") -> tuple[pd.DataFr
     tree = _tree(fit)
     framework, data = framework_of(tree), model_data_of(tree)
     structure = compiled(framework, data, "flat")
-    ctx = contexts(data, context_weights)
+    ctx = contexts(data, context_weights, _reads_judges(structure))
     cells = pair_cells(data, ctx)
     if interval_kind(tree) == "wald":
         probs = np.exp(structure.log_probs({v: point(tree, v) for v in structure.natural.names}, cells))
@@ -468,7 +476,7 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
                              "predicts three (win, loss, tie): use 'binary' or 'win-loss-tie', or the raw counts.")
     framework, data = framework_of(tree), model_data_of(tree)
     structure = compiled(framework, data, "flat")
-    ctx = contexts(data, context_weights)
+    ctx = contexts(data, context_weights, _reads_judges(structure))
     weights = ctx["weight"].to_numpy(float)
     cells = pair_cells(data, ctx)
     K = data.n_items

@@ -68,7 +68,9 @@ def test_cross_fitted_dmlrank_covers_the_truth_where_the_plug_in_does_not():
     sim = simulator("nonlinear_tie", K=3, p=2, random_seed=1, pi_min=0.05, pi_max=0.5)
     truth = sim.truth(n_mc=200_000)
     records = sim.records(2000, random_seed=2)
-    results = dmlrank_scores(records, features=["x0", "x1"], n_folds=3, random_seed=0)
+    # the smooth learner: boosted trees leave Rank Centrality a second-order bias at this size
+    # (bench/results/gars.md, Table 1 shape, compares the two)
+    results = dmlrank_scores(records, features=["x0", "x1"], learner="spline-logistic", n_folds=3, random_seed=0)
     for score, res in results.items():
         table = res.table().set_index("name").loc[list(sim.items)]
         inside = (table["lower"] <= truth[score]) & (truth[score] <= table["upper"])
@@ -85,8 +87,13 @@ def test_a_good_llm_judge_as_a_feature_is_used_by_the_outcome_model():
     plain = dmlrank(base.records(1500, random_seed=6), "borda", features=features, n_folds=3)
     with_judge = dmlrank(judged.records(1500, random_seed=6), "borda", features=features,
                          judge_probs=["judge_a", "judge_b"], n_folds=3)
-    # the outcome model uses the judge: its held-out log-loss falls
-    assert with_judge.diagnostics["outcome_log_loss"] < plain.diagnostics["outcome_log_loss"] - 0.05
+    # the outcome model uses the judge: its held-out log-loss falls to about the outcomes' own
+    # entropy on the labelled pairs
+    X = base.contexts(200_000, np.random.default_rng(0))
+    mu, pi = base.mu(X), base.propensity(X)
+    entropy = -(pi[..., None] * mu * np.log(np.where(mu > 0, mu, 1.0))).sum() / pi.sum()
+    assert with_judge.diagnostics["outcome_log_loss"] < plain.diagnostics["outcome_log_loss"] - 0.02
+    assert with_judge.diagnostics["outcome_log_loss"] < entropy + 0.02
 
 
 # ---------------------------------------------------------------- design

@@ -230,7 +230,12 @@ def test_incomplete_graph_is_said_in_words():
 # ---------------------------------------------------------------- from fits
 def test_davidson_and_judge_aware_fits_give_borda_on_one_scale():
     data = br.load("mtbench-judges")
-    dav = gars.from_fit(br.fit(br.Davidson(k_tie=0), data), "borda")
+    fit = br.fit(br.Davidson(k_tie=0), data)
+    dav = gars.from_fit(fit, "borda")
+    _, mu = gars.implied_probabilities(fit)
+    a, b = fit.items[1], fit.items[4]
+    pred = fit.predict(a, b, judge=data.judges[0])  # Davidson ignores the judge: one context
+    np.testing.assert_allclose(mu[0, 1, 4], pred[["p_win_a", "p_win_b", "p_tie"]].to_numpy()[0], rtol=1e-10)
     ja = gars.from_fit(br.fit(br.JudgeAware(ties="davidson"), data), "borda")
     raw = gars.from_counts(data, "borda")
     for g in (dav, ja):
@@ -238,18 +243,18 @@ def test_davidson_and_judge_aware_fits_give_borda_on_one_scale():
         assert g.interval == "wald" and np.all(g.se > 0)
         # the models and the raw counts estimate one quantity: within a few standard errors
         assert np.all(np.abs(g.estimate - raw.estimate) < 4 * raw.se + 0.02), (g.estimate, raw.estimate)
-    assert ja.n_contexts == data.n_judges
+    assert ja.n_contexts == data.n_judges and dav.n_contexts == 1
     assert list(dav.table()["name"][:3]) == list(raw.table()["name"][:3])
 
 
 def test_gars_of_a_nuts_fit_are_a_posterior_close_to_the_map_delta_method():
     rng = np.random.default_rng(7)
     data = simulate_counts(np.array([-0.8, -0.2, 0.1, 0.4, 0.5]), 300, rng, eta=-0.3)
-    post = br.fit(br.Davidson(k_tie=0), data, method="nuts", draws=300, tune=300, chains=2, random_seed=3)
+    post = br.fit(br.Davidson(k_tie=0), data, method="nuts", draws=200, tune=200, chains=2, random_seed=3)
     mle = br.fit(br.Davidson(k_tie=0), data)
     for score in gars.SCORES:
         g, h = gars.from_fit(post, score), gars.from_fit(mle, score)
-        assert g.interval == "quantile" and g.draws.shape == (600, 5)
+        assert g.interval == "quantile" and g.draws.shape == (400, 5)
         np.testing.assert_allclose(g.estimate, h.estimate, atol=h.se.max())
         np.testing.assert_allclose(g.se, h.se, rtol=0.3)
         table = g.table()
