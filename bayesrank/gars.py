@@ -322,6 +322,15 @@ class Gars:
         frame.insert(0, "rank", np.arange(1, len(frame) + 1))
         return frame
 
+    def rank_distribution(self) -> pd.DataFrame:
+        """P(rank = r) of every item (rows, best first) over the draws."""
+        ranks = _ranks(self.draws)
+        K = ranks.shape[1]
+        probs = np.stack([(ranks == r).mean(axis=0) for r in range(1, K + 1)], axis=1)
+        table = pd.DataFrame(probs, index=pd.Index(self.items, name="name"),
+                             columns=pd.RangeIndex(1, K + 1, name="rank"))
+        return table.iloc[np.argsort(-self.estimate, kind="stable")]
+
     def to_json(self, level: float = 0.95) -> dict:
         """The CLI's JSON: the settings, ``items`` (``name, score, se, lower, upper, rank,
         rank_lower, rank_upper``, best first) and ``warnings``."""

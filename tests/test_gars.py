@@ -259,3 +259,7 @@ def test_gars_of_a_nuts_fit_are_a_posterior_close_to_the_map_delta_method():
         np.testing.assert_allclose(g.se, h.se, rtol=0.3)
         table = g.table()
         assert (table["rank_lower"] <= table["rank"]).all() and (table["rank"] <= table["rank_upper"]).all()
+        dist = g.rank_distribution()
+        np.testing.assert_allclose(dist.sum(axis=0), 1)
+        np.testing.assert_allclose(dist.sum(axis=1), 1)
+        assert list(dist.index) == list(table["name"])
