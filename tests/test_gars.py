@@ -263,3 +263,20 @@ def test_gars_of_a_nuts_fit_are_a_posterior_close_to_the_map_delta_method():
         np.testing.assert_allclose(dist.sum(axis=0), 1)
         np.testing.assert_allclose(dist.sum(axis=1), 1)
         assert list(dist.index) == list(table["name"])
+
+
+def test_both_good_both_bad_weights_on_raw_counts():
+    rng = np.random.default_rng(9)
+    m = 4
+    a, b = np.triu_indices(m, 1)
+    counts = rng.integers(5, 40, size=(len(a), 4)).astype(float)  # win, loss, tie (both good), both bad
+    names = np.array([f"m{k}" for k in range(m)], dtype=object)
+    data = br.Comparisons.from_cells(names[a], names[b], *counts.T)
+    g = gars.from_counts(data, "borda", "win-loss-both-good-both-bad")
+    s = np.zeros((m, m))
+    n = counts.sum(1)
+    s[a, b] = (counts[:, 0] + counts[:, 2]) / n  # a good tie is a win for both, a bad one for neither
+    s[b, a] = (counts[:, 1] + counts[:, 2]) / n
+    np.testing.assert_allclose(g.estimate, s.sum(1) / (m - 1), rtol=1e-12)
+    with pytest.raises(br.BayesrankError, match="need 4 outcome categories"):
+        gars.from_fit(br.fit(br.Davidson(k_tie=0), "mtbench-judges"), "borda", "win-loss-both-good-both-bad")

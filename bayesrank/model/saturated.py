@@ -89,14 +89,14 @@ def pair_counts(data: Comparisons, n_categories: int = 3, by_judge: bool = False
     Parameters
     ----------
     data : Comparisons
-    n_categories : {2, 3, 4}
-        2: wins only (ties dropped); 3: wins and ties; 4: also "both bad" ties, as their own
-        category (they must not have been counted as ties when the data were read).
+    n_categories : {3, 4}
+        3: wins and ties; 4: also "both bad" ties as their own category (read the data without
+        ``both_bad_as_ties``, or they are counted twice).
     by_judge : bool
         One context per judge (the data must have judges).
     """
-    if n_categories not in (2, 3, 4):
-        raise ValueError(f"n_categories must be 2, 3 or 4, got {n_categories}.")
+    if n_categories not in (3, 4):
+        raise ValueError(f"n_categories must be 3 or 4, got {n_categories}.")
     if by_judge and data.judge is None:
         raise DataError(f"{data.source or 'the data'} has no judges; count per judge only for judge records.")
     columns = (data.wins_a, data.wins_b, data.ties, data.ties_bothbad)[:n_categories]
@@ -123,8 +123,6 @@ def pair_counts(data: Comparisons, n_categories: int = 3, by_judge: bool = False
     keys = pd.DataFrame({"context": context, "first": first, "second": second})
     table = pd.concat([keys, pd.DataFrame(counts)], axis=1).groupby(["context", "first", "second"], sort=True).sum()
     table = table[table.sum(axis=1) > 0]
-    if n_categories == 2 and data.ties.sum() > 0:
-        notes.append(f"{data.ties.sum():,.0f} ties are left out (binary outcomes).")
     index = table.index.to_frame(index=False)
     return PairCounts(items=tuple(data.items), contexts=contexts, first=index["first"].to_numpy(np.int64),
                       second=index["second"].to_numpy(np.int64), context=index["context"].to_numpy(np.int64),
