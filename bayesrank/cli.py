@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | report | compare | datasets | demo``.
+"""Command line: ``bayesrank fit | evaluate | report | compare | datasets | demo | gars | dml``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -152,7 +152,62 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tune", type=int, default=1000)
     demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
+
+    _add_gars_parser(sub)
+    _add_dml_parser(sub)
     return parser
+
+
+def _add_gars_parser(sub) -> None:
+    from bayesrank.gars import SCHEMES, SCORES
+
+    g = sub.add_parser("gars", help="GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit")
+    _add_data_args(g)
+    g.add_argument("--score", default="borda", choices=SCORES, help="the GARS functional")
+    g.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES),
+                   help="tie weights: binary drops ties; win-loss-tie gives half a win each; "
+                        "win-loss-both-good-both-bad needs raw counts with 'tie (bothbad)' kept apart")
+    g.add_argument("--fit", type=Path, default=None,
+                   help="a saved fit of DATA (fit.nc of 'bayesrank fit --out'): GARS of its implied probabilities; "
+                        "default: the raw counts (saturated model)")
+    g.add_argument("--method", default="map", choices=("map", "posterior"),
+                   help="raw counts: MLE with delta-method intervals, or the Dirichlet posterior")
+    g.add_argument("--by-judge", action="store_true", help="raw counts: one context per judge (F averaged over judges)")
+    g.add_argument("--context-weights", default="data", choices=("data", "uniform"),
+                   help="fit with judges or covariates: weight of each context (its share of the data, or equal)")
+    g.add_argument("--draws", type=int, default=1000, help="draws for posterior / rank intervals")
+    g.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    g.add_argument("--level", type=float, default=0.95, help="interval level")
+    g.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+
+
+def _add_dml_parser(sub) -> None:
+    from bayesrank.dml.nuisance import LEARNERS
+    from bayesrank.gars import SCHEMES, SCORES
+
+    d = sub.add_parser("dml", help="DMLRank: debiased GARS from human labels, context features and LLM judges "
+                                   "(frequentist, simultaneous confidence intervals)")
+    d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
+                                "context, features, model_a (shown first), model_b, winner")
+    d.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
+    d.add_argument("--features", default="", help="comma-separated numeric context feature columns")
+    d.add_argument("--judge-probs", default="", help="comma-separated columns of an LLM judge's category probabilities")
+    d.add_argument("--context", default="context", help="context id column (absent: each row its own context)")
+    d.add_argument("--propensity", default=None, help="column of known labelling probabilities (default: estimated)")
+    d.add_argument("--score", default="borda", choices=SCORES)
+    d.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES))
+    d.add_argument("--learner", default="hist-gradient-boosting", choices=LEARNERS)
+    d.add_argument("--folds", type=int, default=5, help="cross-fitting folds over contexts")
+    d.add_argument("--pi-clip", type=float, default=1e-3, help="lower clip of the labelling propensities")
+    d.add_argument("--budget", type=float, default=None,
+                   help="also the A-optimal labelling policy for these contexts with this expected number of labels")
+    d.add_argument("--floor", type=float, default=0.01, help="smallest labelling probability of the policy")
+    d.add_argument("--policy-out", type=Path, default=None, help="write the whole policy table (CSV) here")
+    d.add_argument("--level", type=float, default=0.95, help="simultaneous coverage of the intervals")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    d.add_argument("--top", type=int, default=20, help="policy rows shown by the table format")
 
 
 def framework_from_args(args):
@@ -418,8 +473,89 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _columns(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def cmd_gars(args) -> int:
+    from bayesrank import gars
+    from bayesrank.results.fit import Fit
+
+    if args.top < 0:
+        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    data = _load(args)
+    if args.fit is None:
+        result = gars.from_counts(data, args.score, args.scheme, method=args.method, by_judge=args.by_judge,
+                                  n_draws=args.draws, random_seed=args.seed)
+    else:
+        if not args.fit.is_file():
+            raise BayesrankError(f"--fit {args.fit} is not a file; write one with 'bayesrank fit DATA ... --out DIR'.")
+        fitted = Fit.load(args.fit)
+        if set(fitted.items) != set(data.items) or fitted.data.n_comparisons != data.n_comparisons:
+            raise BayesrankError(f"--fit {args.fit} was fitted to other data ({fitted.data!r}), not to {args.data}.")
+        result = gars.from_fit(fitted, args.score, args.scheme, context_weights=args.context_weights,
+                               n_draws=args.draws, random_seed=args.seed)
+    table = result.table(args.level)
+    if args.format == "json":
+        print(json.dumps(result.to_json(args.level)))
+    elif args.format == "csv":
+        table.to_csv(sys.stdout, index=False)
+    else:
+        kind = "Wald (delta method)" if result.interval == "wald" else "posterior"
+        lines = [f"GARS {args.score} ({args.scheme}) of the {result.source}: {len(result.items)} items, "
+                 f"{result.n_contexts} context(s); {100 * args.level:g}% {kind} intervals, rank intervals from draws", ""]
+        lines.append((table.head(args.top) if args.top else table).to_string(
+            index=False, float_format=lambda v: f"{v:.4f}"))
+        lines += [f"warning: {w}" for w in result.warnings]
+        print("\n".join(lines))
+    return 0
+
+
+def cmd_dml(args) -> int:
+    from bayesrank.dml import dmlrank, read_records
+    from bayesrank.gars import scheme_of
+
+    if args.top < 0:
+        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if args.folds < 1:
+        raise BayesrankError(f"--folds must be a positive number, got {args.folds}.")
+    records = read_records(args.data, features=_columns(args.features), judge_probs=_columns(args.judge_probs),
+                           context=args.context, propensity=args.propensity,
+                           n_categories=scheme_of(args.scheme).n_categories, format=args.data_format)
+    result = dmlrank(records, args.score, args.scheme, learner=args.learner, n_folds=args.folds,
+                     pi_clip=args.pi_clip, level=args.level, budget=args.budget, floor=args.floor,
+                     random_seed=args.seed)
+    if args.policy_out is not None and result.policy is not None:
+        try:
+            result.policy.table.to_csv(args.policy_out, index=False)
+        except OSError as err:
+            raise BayesrankError(f"cannot write {args.policy_out}: {err.strerror or err}.") from None
+    if args.format == "json":
+        print(json.dumps(result.to_json()))
+        return 0
+    table = result.table()
+    if args.format == "csv":
+        table.to_csv(sys.stdout, index=False)
+        return 0
+    d = result.diagnostics
+    lines = [f"DMLRank {args.score} ({args.scheme}): {result.n_contexts} contexts, {result.n_labels} labels, "
+             f"{d['n_folds']}-fold cross-fitting ({d['learner']}), propensities {d['propensity']}",
+             f"frequentist: simultaneous {100 * args.level:g}% confidence intervals (Gaussian max c = "
+             f"{result.critical:.3f}; Bonferroni {result.critical_bonferroni:.3f}); plugin = naive plug-in", ""]
+    lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if result.policy is not None:
+        p = result.policy
+        head = p.table.head(args.top) if args.top else p.table
+        lines += ["", f"label these pairs next (A-optimal, expected {p.expected_cost:g} labels for a budget of "
+                      f"{p.budget:g}, floor {p.floor:g}): label each with probability pi", "",
+                  head.to_string(index=False, float_format=lambda v: f"{v:.4f}")]
+    lines += [f"warning: {w}" for w in result.warnings]
+    print("\n".join(lines))
+    return 0
+
+
 COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "report": cmd_report, "compare": cmd_compare,
-            "datasets": cmd_datasets, "demo": cmd_demo}
+            "datasets": cmd_datasets, "demo": cmd_demo, "gars": cmd_gars, "dml": cmd_dml}
 
 
 def main(argv=None) -> int:

@@ -37,11 +37,8 @@ _NAME_COLUMNS = (
 def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Comparisons:
     """Read a count table JSON file (see :func:`from_count_table`); ``.gz`` is decompressed."""
     path = Path(path)
-    table = _parse_json(_read_text(path), path)
-    if not isinstance(table, Mapping):
-        raise DataError(f"{path} is not a count table: expected a JSON object with keys "
-                        f"'models', 'X', 'Y'.")
-    return from_count_table(table, both_bad_as_ties=both_bad_as_ties, source=str(path))
+    return from_count_table(_frame_or_count_table(path, "counts"), both_bad_as_ties=both_bad_as_ties,
+                            source=str(path))
 
 
 # ---------------------------------------------------------------------- files
@@ -70,23 +67,46 @@ def read(
         when the parser reports it), or invalid records (see :func:`from_frame`).
     """
     path = Path(path)
+    content = _frame_or_count_table(path, format)
+    if not isinstance(content, pd.DataFrame):
+        return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=str(path))
+    return from_frame(content, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=str(path))
+
+
+def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:
+    """The records of a CSV, Parquet, JSON or JSON-lines file as a table, unvalidated (for
+    readers of other record layouts, such as :mod:`bayesrank.dml`).
+
+    Raises
+    ------
+    DataError
+        As :func:`read`, and for a count table (which has no records).
+    """
+    path = Path(path)
+    content = _frame_or_count_table(path, format)
+    if not isinstance(content, pd.DataFrame):
+        raise DataError(f"{path} is a count table (keys 'models', 'X', 'Y'), not a table of records.")
+    return content
+
+
+def _frame_or_count_table(path: Path, format: str | None):
+    """A file's records as a DataFrame, or the mapping of a count table."""
     if not path.is_file():
         what = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise DataError(f"data file {path} {what}.")
     fmt = _format(path, format)
     if fmt == "counts":
-        return read_count_table(path, both_bad_as_ties=both_bad_as_ties)
+        table = _parse_json(_read_text(path), path)
+        if not isinstance(table, Mapping):
+            raise DataError(f"{path} is not a count table: expected a JSON object with keys 'models', 'X', 'Y'.")
+        return table
     if fmt == "json":
         content = _parse_json(_read_text(path), path, lines_ok=True)
         if isinstance(content, Mapping):
             df = _json_object_frame(content, path)
-            if df is None:
-                return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=str(path))
-        else:
-            df = _records_frame(content, path)
-    else:
-        df = {"csv": _read_csv, "parquet": _read_parquet, "jsonl": _read_jsonl}[fmt](path)
-    return from_frame(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=str(path))
+            return content if df is None else df
+        return _records_frame(content, path)
+    return {"csv": _read_csv, "parquet": _read_parquet, "jsonl": _read_jsonl}[fmt](path)
 
 
 def _format(path: Path, format: str | None) -> str:
