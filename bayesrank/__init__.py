@@ -28,6 +28,8 @@ _PUBLIC = {
     "BTL": "bayesrank.model.judge_aware",
     "JudgeAwareCovariate": "bayesrank.model.judge_aware",
     "JudgePriors": "bayesrank.model.judge_aware",
+    "HJA": "bayesrank.model.hja",
+    "HJAPriors": "bayesrank.model.hja",
     "framework_from_spec": "bayesrank.model.registry",
     "fit": "bayesrank.results.fit",
     "Fit": "bayesrank.results.fit",
