@@ -154,14 +154,24 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     cell_log_probs = bound.log_probs(theta)
     with np.errstate(invalid="ignore"):
         loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
+    covariances = framework.covariances()
     if mle_exists and np.all(np.isfinite(cov)):
         factor = asymptotics.covariance_factor(cov)
-        se, cross = asymptotics.delta_method(structure, theta, factor)
+        se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
         sample = asymptotics.draws(structure, theta, factor, n_draws, np.random.default_rng(random_seed))
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
-        cross = {"score": np.full((prepared.n_items,) * 2, np.nan)}
+        cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
+                 for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
+    found = framework.findings(prepared, values, sample) if mle_exists else None
+    if found is not None:
+        notes += found.warnings
+        for name in found.hidden:  # not identified by these data: never reported as a number
+            values[name], se[name], sample[name] = (np.full(np.shape(x), np.nan) for x in
+                                                    (values[name], se[name], sample[name]))
+            if name in cross:
+                cross[name] = np.full(np.shape(cross[name]), np.nan)
     if not mle_exists:  # never report an optimiser-path point as an estimate
         values = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
 
@@ -171,7 +181,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
             **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values},
-            "score_cov": (("item", "item_"), cross["score"]),
+            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()},
             "theta": ("free", theta),
             "theta_cov": (("free", "free_"), cov),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
@@ -197,9 +207,20 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         "information": kind,
         "near_duplicates": [list(d) for d in near_duplicates],
         **check,
+        **(found.diagnostics if found is not None else {}),
     }
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free, diagnostics=diagnostics, warnings=notes)
+
+
+def _cov_shape(shape: tuple, blocked: bool) -> tuple:
+    """Shape of a stored covariance (:meth:`~bayesrank.model.framework.Framework.covariances`)."""
+    return (*shape[:1], shape[-1], shape[-1]) if blocked else (int(np.prod(shape)),) * 2
+
+
+def _cov_dims(dims: tuple, blocked: bool) -> tuple:
+    """Dims of a stored covariance: ``(item, item_)``, or ``(judge, item, item_)`` per block."""
+    return (*dims[:1], dims[-1], f"{dims[-1]}_") if blocked else (dims[0], f"{dims[0]}_")
 
 
 __all__ = ["COVARIANCE", "GRADIENT_TOL", "INFORMATION", "fit_map"]

@@ -66,10 +66,13 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from scipy.linalg import qr
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.stats import chi2
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.model.framework import Local
+from bayesrank.model.framework import Findings, Local
 from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
 from bayesrank.model.structures import empirical_scores, free_real, zero_sum_scores
 
@@ -218,6 +221,28 @@ def anchor_judges(S0: np.ndarray, q: int) -> np.ndarray:
     return pivots[:q]
 
 
+def judge_components(data: Comparisons) -> dict[int, list[list[str]]]:
+    """Judges whose own comparison graph over the N items is disconnected: judge index → its
+    groups of items (an item the judge never compared is a group of its own)."""
+    out = {}
+    for k in range(data.n_judges):
+        sel = data.judge == k
+        graph = coo_matrix((np.ones(int(sel.sum())), (data.a[sel], data.b[sel])), shape=(data.n_items,) * 2)
+        n, labels = connected_components(graph, directed=False)
+        if n > 1:
+            groups = sorted((np.flatnonzero(labels == g) for g in range(n)), key=len, reverse=True)
+            out[k] = [[data.items[i] for i in g] for g in groups]
+    return out
+
+
+def consensus_test(mu: np.ndarray, mu_draws: np.ndarray) -> tuple[float, float]:
+    """Wald test of μ = 0 (Condition 2): μ̂ᵀ Σ̂⁺ μ̂ with Σ̂ the covariance of the draws, against
+    χ² with N − 1 degrees of freedom (μ is zero-sum). Returns (statistic, p-value)."""
+    cov = np.atleast_2d(np.cov(mu_draws, rowvar=False))
+    stat = float(mu @ np.linalg.pinv(cov, rcond=1e-10, hermitian=True) @ mu)
+    return stat, float(chi2.sf(stat, mu.size - 1))
+
+
 def max_rank(n_judges: int, n_items: int) -> int:
     """R_max = min(K − 1, N − 2)."""
     return min(n_judges - 1, n_items - 2)
@@ -343,6 +368,72 @@ class HJA(JudgeAware):
 
     def signed_counterpart(self):
         return None
+
+    def covariances(self):
+        return {"score": False, "judge_score": True}
+
+    def findings(self, data, point, draws):
+        """Say in words what the paper assumes away, and hide what these data leave unidentified.
+
+        * a judge whose own comparison graph is disconnected (the paper's partial-sampling
+          regime, App. D.4): its scores across the parts are identified only through the
+          low-rank structure;
+        * Condition 2 failing — no consensus direction: μ is not distinguishable from 0
+          (μ̂ᵀ Σ̂⁺ μ̂ below the 95% point of χ²_{N−1}, Σ̂ from the draws), so γ, UVᵀ and the
+          leverages are not identified and are reported as NaN;
+        * singular strengths that are not distinct (adjacent σ_j within two standard
+          deviations of their gap, from the draws): the matching columns of U and V are not
+          identified (only their span, and UVᵀ, are); a last σ_r indistinguishable from 0
+          says the rank is too high.
+        """
+        out = Findings(diagnostics={"hja": {}})
+        facts = out.diagnostics["hja"]
+        split = judge_components(data)
+        facts["disconnected_judges"] = {data.judges[k]: parts for k, parts in split.items()}
+        for k, parts in split.items():
+            shown = " | ".join("{" + ", ".join(p[:6]) + (", …" if len(p) > 6 else "") + "}" for p in parts[:4])
+            out.warnings.append(
+                f"judge '{data.judges[k]}' compares the items in {len(parts)} disconnected groups ({shown}): "
+                "its scores across the groups are identified only through the low-rank structure shared "
+                "with the other judges (the paper's partial-sampling regime, App. D.4); treat its "
+                "cross-group contrasts with care"
+            )
+        mu, S = np.asarray(point["score"], float), np.asarray(point["judge_score"], float)
+        mu_draws = np.asarray(draws["score"], float)
+        if not (np.all(np.isfinite(mu_draws)) and np.all(np.isfinite(mu))):
+            return out
+        chi2_stat, p_value = consensus_test(mu, mu_draws)
+        facts["consensus_chi2"], facts["consensus_p_value"] = chi2_stat, p_value
+        if np.sqrt(mu @ mu) <= ZERO * np.sqrt((S * S).sum()) or p_value > 0.05:
+            out.warnings.append(
+                f"Condition 2 fails: the judges share no consensus direction (test of μ = 0: χ² = "
+                f"{chi2_stat:.2f} on {mu.size - 1} degrees of freedom, p = {p_value:.3f}), so the "
+                "sensitivities γ, the disagreement UVᵀ and the leverages are not identified and are not "
+                "reported; the judges' own scores S are"
+            )
+            return Findings(out.warnings, ("gamma", "disagreement", "leverage", "relative_leverage"),
+                            out.diagnostics)
+        if self.rank == 0:
+            return out
+        sig = canonical(S, self.rank).singular_values
+        sig_draws = canonical(np.asarray(draws["judge_score"], float), self.rank).singular_values
+        sd = sig_draws.std(axis=0, ddof=1)
+        gaps, gap_sd = sig[:-1] - sig[1:], (sig_draws[:, :-1] - sig_draws[:, 1:]).std(axis=0, ddof=1)
+        distinct = [bool(g > 2 * e) for g, e in zip(gaps, gap_sd)]
+        facts.update(singular_values=sig.tolist(), singular_value_sd=sd.tolist(), distinct=distinct)
+        for j, ok in enumerate(distinct):
+            if not ok:
+                out.warnings.append(
+                    f"the singular strengths of disagreement components {j + 1} and {j + 2} are not distinct "
+                    f"(σ = {sig[j]:.3f} and {sig[j + 1]:.3f}, gap sd {gap_sd[j]:.3f}): those columns of U and V "
+                    "are not identified, only their span; UVᵀ, the leverages and S are"
+                )
+        if sig[-1] <= 2 * sd[-1]:
+            out.warnings.append(
+                f"the weakest disagreement component ({self.rank}) cannot be told from zero (σ = {sig[-1]:.3f}, "
+                f"sd {sd[-1]:.3f}): the rank is probably too high (choose it with bayesrank.selection.select_rank)"
+            )
+        return out
 
     def reported(self):
         names = ["score", "gamma", "leverage", "relative_leverage", "judge_score", "disagreement"]
