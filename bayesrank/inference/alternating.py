@@ -2,9 +2,9 @@
 (Algorithm 1 with ReAnchor, digest ``seed-hja.md`` §3.2–§3.4), and the authors' pseudo-inverse
 intervals (§5.4 (a)), for replication.
 
-The package's HJA estimate is the PyMC MAP (:func:`bayesrank.inference.map.fit_map`) in the
-anchored chart of :mod:`bayesrank.model.hja`. This module reaches the same maximum a second
-way, in the paper's coordinates θ = (γ, μ, U, V):
+The package's HJA estimate is the PyMC MAP (:func:`bayesrank.inference.map.fit_map`) on the
+factors of :mod:`bayesrank.model.hja`. This module reaches the same maximum a second way, in
+the paper's coordinates θ = (γ, μ, U, V):
 
 1. judge block: (γ, U) [with the per-judge δ_k, η_k] maximise ℓ − (τ/2)‖· − ·ᵗ‖² subject to
    1ᵀγ = K, 1ᵀU = 0, in reduced zero-sum coordinates (γ = 1 + Z g, U = Z W, Z an orthonormal
@@ -57,7 +57,7 @@ class AlternatingResult:
     extras : dict
         Per-judge ``delta`` / ``eta`` when the framework has them.
     judges, items : tuple of str
-        In the order of the prepared data (anchor judges first).
+        In the order of the prepared data.
     loglik : float
         Log-likelihood at the estimate (the same normalisation as a fit's ``loglik``).
     nll_history : ndarray

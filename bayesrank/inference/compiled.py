@@ -458,6 +458,19 @@ class NaturalMap:
                 out += e * self._bt_g(grad, n_free)
         return out
 
+    def theta_directions(self, directions: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
+        """``(len(θ), g)`` directions in θ that move the natural variables along ``directions``
+        (variable → ``(g, *shape)``; variables not named stay), to first order at θ: least
+        squares on each variable's block, in φ, then through dφ/dθ."""
+        g = len(next(iter(directions.values())))
+        out = np.zeros((theta.size, g))
+        dphi = np.where(self.exp_columns, np.exp(theta), 1.0)
+        for (rows, cols, block), name in zip(self.blocks, self.names):
+            if name in directions:
+                target = np.asarray(directions[name], dtype=float).reshape(g, -1).T
+                out[cols] = np.linalg.lstsq(block, target, rcond=None)[0] / dphi[cols][:, None]
+        return out
+
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
         """θ with the coordinates of the given natural variables set to reproduce their values
         (least squares on each variable's block, in φ; exact for values in the block's range)."""

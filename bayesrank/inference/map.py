@@ -6,8 +6,12 @@ as inputs; :func:`~bayesrank.inference.optimize.maximise` drives them to the MLE
 exact Hessian of :mod:`~bayesrank.inference.information`. The covariance is the inverse
 information on θ (observed by default; the framework may ask for the expected one), pushed
 to every model variable by the delta method and by draws from the asymptotic normal
-(:mod:`~bayesrank.inference.asymptotics`). The result is a DataTree of the shape of
-:mod:`~bayesrank.inference.tree`.
+(:mod:`~bayesrank.inference.asymptotics`). A framework with a continuous symmetry that its
+constraints leave (:meth:`~bayesrank.model.framework.Framework.gauge`: HJA's GL(r + 1)) is
+fitted and inverted in the complement of the symmetry's directions at θ̂ — a chart of the
+quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported quantity, being invariant
+under the symmetry, gets the same Wald interval whichever complement is used. The result is
+a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from bayesrank.inference import asymptotics
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import INFORMATION, information
-from bayesrank.inference.optimize import maximise
+from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import Framework
 
@@ -111,10 +115,21 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         moved = framework.canonical(bound.natural(theta))
         return theta if moved is None else structure.natural.theta_for(moved, theta)
 
+    gauge = None
+    if framework.n_gauge(prepared):  # a symmetry the constraints leave: work in its complement
+        def gauge(theta):
+            return structure.natural.theta_directions(framework.gauge(bound.natural(theta)), theta)
+
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical)
-    observed = information(bound, theta, "observed")
+                                canonical=canonical, gauge=gauge)
+    chart = gauge_complement(gauge(theta)) if gauge is not None else None
+
+    def reduced(matrix):
+        """An information matrix in the identified directions (all of θ without a symmetry)."""
+        return matrix if chart is None else chart.T @ matrix @ chart
+
+    observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
     eigenvalues = np.linalg.eigvalsh(observed / n)
     eig_min = float(eigenvalues[0])
@@ -125,7 +140,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     notes += check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
 
-    cov = np.full_like(observed, np.nan)
+    cov = np.full((structure.n_free, structure.n_free), np.nan)
     converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
     if not identified:
         if mle_exists:
@@ -135,9 +150,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
                 "use method='nuts' (proper priors) or a simpler model."
             )
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
-        info = observed if kind == "observed" else information(bound, theta, kind)
+        info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
             cov = np.linalg.inv(info)
+            cov = cov if chart is None else chart @ cov @ chart.T
         except np.linalg.LinAlgError:
             converged = False
             notes.append(
@@ -210,7 +226,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         **(found.diagnostics if found is not None else {}),
     }
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
-                    estimate=estimate, n_params=structure.n_free, diagnostics=diagnostics, warnings=notes)
+                    estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
+                    diagnostics=diagnostics, warnings=notes)
 
 
 def _cov_shape(shape: tuple, blocked: bool) -> tuple:

@@ -115,7 +115,7 @@ def fit_nuts(
     log_likelihood = idata["log_likelihood"].to_dataset()
     estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
     extra = {"log_likelihood": log_likelihood, "sample_stats": idata["sample_stats"].to_dataset()}
-    n_params = compiled(framework, prepared, "flat").n_free
+    n_params = compiled(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
                     estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
 

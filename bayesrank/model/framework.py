@@ -176,6 +176,21 @@ class Framework:
         """
         return None
 
+    def gauge(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """Tangent directions of a continuous symmetry of the likelihood that the variables'
+        constraints leave (HJA: GL(r + 1) acting on its factors), at ``values`` of the natural
+        variables: variable → ``(g, *shape)``, the same g directions for each; None (the
+        default) when the constraints remove every symmetry.
+
+        MAP steps and covariances then live in the complement of these directions (a chart
+        of the quotient), and only quantities invariant under the symmetry are reported.
+        """
+        return None
+
+    def n_gauge(self, data: Comparisons) -> int:
+        """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""
+        return 0
+
     def covariances(self) -> dict[str, bool]:
         """Variables whose delta-method covariance a MAP fit stores for contrasts (``<name>_cov``):
         name → False for the full matrix of a vector, True for one block per entry of its first

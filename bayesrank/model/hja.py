@@ -15,18 +15,23 @@ The free parameterisation
 -------------------------
 The likelihood sees S only, and {S = γμᵀ + UVᵀ} is exactly the set of row-centred K×N
 matrices of rank ≤ q = r + 1 (μ lies in the row space of S, so S P⊥_μ has rank ≤ r). We
-write S = A Bᵀ with *judge factors* A (K×q) and zero-sum *item factors* B (N×q), so the
+write S = A Bᵀ with free *judge factors* A (K×q) and zero-sum *item factors* B (N×q), so the
 linear predictor is d = A_k · (B_a − B_b): a bilinear function of two variables that are
-themselves affine in the free coordinates θ (the compiled-structure contract). The gauge
-A Bᵀ = (AG)(BG⁻ᵀ)ᵀ, G ∈ GL(q), is removed by construction: q *anchor judges* have A_k = e_k,
-so their score rows are the columns of B (q(N − 1) free zero-sum coordinates) and every other
-judge's score row is a free linear combination A_k of the anchors' rows ((K − q)q
-coordinates). That is q(K + N − 1 − q) = (K − 1) + (N − 1) + r(K + N − r − 3) coordinates —
-the paper's dimension of Θ_r — and the MAP information is non-singular wherever the anchor
-judges' score rows are linearly independent. :meth:`HJA.prepare` chooses the anchors from
-the data (a column-pivoted QR of the judges' empirical score rows, truncated to rank q: the
-best-conditioned q judges) and lists them first, so the compiled structure depends only on
-the shape of the data (K, N, q), never on its values.
+themselves affine in the free coordinates θ (the compiled-structure contract).
+
+The factorisation has a symmetry its constraints do not remove: A Bᵀ = (AG)(BG⁻ᵀ)ᵀ for
+G ∈ GL(q), a q²-dimensional orbit of θ's with the same likelihood. We do not pin it by
+construction — every linear pin (say, q "anchor" judges with A_k = e_k) is a chart that
+breaks down where the pinned rows are nearly dependent, which is where the weak trailing
+components of an over-large rank live, and that is exactly what rank selection visits.
+Instead the framework declares the symmetry (:meth:`HJA.gauge`: the directions (AX, −BXᵀ),
+X ∈ ℝ^{q×q}) and the inference layer removes it: the MAP's Newton steps and its covariance
+live in the complement of the orbit's tangent space at θ̂ (a chart of the quotient; the
+covariance is T (Tᵀ I T)⁻¹ Tᵀ), and before each Newton phase the factors are moved to the
+balanced representative A = P Σ^½, B = Q Σ^½ of the SVD S = P Σ Qᵀ (:meth:`HJA.canonical`),
+where the chart is best conditioned. The free parameters are q(K + N − 1 − q) =
+(K − 1) + (N − 1) + r(K + N − r − 3), the paper's dimension of Θ_r. Only quantities that are
+functions of S are reported, so none depends on the representative.
 
 Identified quantities: the canonical map
 ----------------------------------------
@@ -44,9 +49,9 @@ Ties and position bias reuse the judge-aware pieces (:class:`~bayesrank.model.ju
 ``half`` (the paper's: a tie is half a win for each side), ``drop``, ``davidson`` (a tie
 parameter η_k per judge), and ``position_bias`` (δ_k per judge).
 
-Priors for NUTS (:class:`HJAPriors`): ZeroSumNormal(``score``) on the anchor judges' score
-rows, Normal(1/q, ``loading``) on the other judges' loadings (a priori a judge scores like the
-average anchor judge), and a Gaussian shrinkage of the disagreement,
+Priors for NUTS (:class:`HJAPriors`): ZeroSumNormal(``score``) on each column of the item
+factors, Normal(e₁, ``loading``) on each judge's factor loadings (a priori every judge loads on
+the first factor: the consensus), and a Gaussian shrinkage of the disagreement,
 p ∝ exp(−‖UVᵀ‖²_F / (2 τ²)) = exp(−Σ_j σ_j² / (2 τ²)) with τ = ``disagreement``: a prior on
 the singular strengths σ_j of UVᵀ alone (orthogonally invariant), which pulls unneeded
 components to zero. Override with ``HJA(rank=1, priors=HJAPriors(disagreement=0.5))``.
@@ -65,7 +70,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from scipy.linalg import qr
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import chi2
@@ -87,9 +91,10 @@ class HJAPriors(JudgePriors):
     Attributes
     ----------
     score : float
-        ``ZeroSumNormal(score)`` on the anchor judges' score rows (logit scale).
+        ``ZeroSumNormal(score)`` on each column of the item factors B (logit scale).
     loading : float
-        ``Normal(1/q, loading)`` on each other judge's loadings on the q anchor judges.
+        ``Normal(e₁, loading)`` on each judge's loadings A_k (1 on the first factor, 0 on the
+        others: a priori every judge follows the first factor).
     disagreement : float
         τ of the shrinkage p ∝ exp(−‖UVᵀ‖²_F/(2τ²)) on the disagreement (its singular
         strengths); smaller values shrink harder toward the rank-0 model.
@@ -201,9 +206,15 @@ def canonical(S: np.ndarray, rank: int, reference: np.ndarray | None = None) -> 
 
 def judge_empirical_scores(data: Comparisons) -> np.ndarray:
     """``(K, N)`` centred empirical logits of every judge's verdicts
-    (:func:`~bayesrank.model.structures.empirical_scores` judge by judge): a start for S and
-    the data from which the anchor judges are chosen."""
+    (:func:`~bayesrank.model.structures.empirical_scores` judge by judge): a start for S."""
     return np.vstack([empirical_scores(data.subset(data.judge == k)) for k in range(data.n_judges)])
+
+
+def balanced_factors(S: np.ndarray, q: int) -> dict[str, np.ndarray]:
+    """A = P_q Σ_q^½ and B = Q_q Σ_q^½ from the thin SVD S = P Σ Qᵀ (the rank-q part of S)."""
+    P, sig, Qt = np.linalg.svd(np.asarray(S, dtype=float), full_matrices=False)
+    root = np.sqrt(sig[:q])
+    return {"judge_factor": P[:, :q] * root, "item_factor": Qt[:q].T * root}
 
 
 def rank_truncation(S: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
@@ -211,14 +222,6 @@ def rank_truncation(S: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
     P, sig, Qt = np.linalg.svd(S, full_matrices=False)
     rows = P[:, :q] * sig[:q]
     return rows @ Qt[:q], rows
-
-
-def anchor_judges(S0: np.ndarray, q: int) -> np.ndarray:
-    """The q judges whose score rows are best conditioned as a basis of the rank-q part of S0
-    (column-pivoted QR of its row coordinates), in pivot order."""
-    _, rows = rank_truncation(S0, q)
-    _, _, pivots = qr(rows.T, pivoting=True, mode="economic")
-    return pivots[:q]
 
 
 def judge_components(data: Comparisons) -> dict[int, list[list[str]]]:
@@ -269,7 +272,7 @@ class HJA(JudgeAware):
     -----
     Reported (all identified): ``score`` (the consensus μ), ``gamma`` (γ), ``leverage``
     (h_k), ``relative_leverage`` (ρ_k), ``judge_score`` (S), ``disagreement`` (UVᵀ)
-    [, ``delta``, ``eta``]. The fit lists the judges with the q anchor judges first.
+    [, ``delta``, ``eta``].
     """
 
     rank: int = field(default=1, metadata={"help": (
@@ -297,8 +300,7 @@ class HJA(JudgeAware):
 
     # ------------------------------------------------------------------ data
     def prepare(self, data: Comparisons) -> Comparisons:
-        """The judge-aware checks and tie convention, the rank bound, and the anchor judges
-        listed first (module docstring).
+        """The judge-aware checks and tie convention, and the rank bound.
 
         Raises
         ------
@@ -314,29 +316,19 @@ class HJA(JudgeAware):
                 f"rank {self.rank} is too large for {data.n_judges} judges and {data.n_items} items: "
                 f"at most min(K − 1, N − 2) = {top}."
             )
-        anchors = anchor_judges(judge_empirical_scores(data), self.n_factors)
-        order = np.concatenate([anchors, np.setdiff1d(np.arange(data.n_judges), anchors)])
-        position = np.empty_like(order)
-        position[order] = np.arange(order.size)
-        return replace(data, judges=tuple(data.judges[k] for k in order), judge=position[data.judge])
+        return data
 
     def coords(self, data):
         coords = super().coords(data)
         coords["factor"] = list(range(self.n_factors))
-        if data.judges is not None:
-            coords["loading_judge"] = list(data.judges[self.n_factors:])
         return coords
 
     # ------------------------------------------------------------------ model
     def variables(self, data, prior):
-        q, K = self.n_factors, data.n_judges
-        # the anchor judges' score rows: the item factors B (zero-sum over items)
-        anchor = zero_sum_scores("anchor_score", ("factor", "item"), prior, self.priors.score)
-        B = pm.Deterministic("item_factor", anchor.T, dims=("item", "factor"))
-        rows = [pt.eye(q)]
-        if K > q:
-            rows.append(free_real("loading", prior, self.priors.loading, mu=1.0 / q, dims=("loading_judge", "factor")))
-        A = pm.Deterministic("judge_factor", pt.concatenate(rows, axis=0), dims=("judge", "factor"))
+        q = self.n_factors
+        raw = zero_sum_scores("item_factor_raw", ("factor", "item"), prior, self.priors.score)
+        B = pm.Deterministic("item_factor", raw.T, dims=("item", "factor"))
+        A = free_real("judge_factor", prior, self.priors.loading, mu=np.eye(q)[0], dims=("judge", "factor"))
         S = pm.Deterministic("judge_score", A @ B.T, dims=("judge", "item"))
         gamma, mu, resid = consensus_split(S)
         pm.Deterministic("score", mu, dims="item")
@@ -358,13 +350,29 @@ class HJA(JudgeAware):
         return (u["A"] * (u["B_a"] - u["B_b"])).sum(axis=-1)
 
     def initial_values(self, data):
-        """S from the judges' empirical logits, truncated to rank q, in the anchored chart."""
+        """S from the judges' empirical logits truncated to rank q, as balanced factors."""
+        S, _ = rank_truncation(judge_empirical_scores(data), self.n_factors)
+        return balanced_factors(S, self.n_factors)
+
+    def canonical(self, values):
+        """The balanced factors of the same S (A = PΣ^½, B = QΣ^½), where the quotient chart of
+        :meth:`gauge` is best conditioned; None when the factors are balanced already."""
+        A, B = np.asarray(values["judge_factor"], float), np.asarray(values["item_factor"], float)
+        gram_a, gram_b = A.T @ A, B.T @ B
+        scale = max(np.abs(gram_a).max(), np.abs(gram_b).max(), 1e-300)
+        if np.abs(gram_a - gram_b).max() <= 1e-6 * scale and np.abs(gram_a - np.diag(np.diag(gram_a))).max() <= 1e-6 * scale:
+            return None
+        return balanced_factors(A @ B.T, self.n_factors)
+
+    def gauge(self, values):
+        """The GL(q) orbit's tangent at (A, B): (A E_ij, −B E_ijᵀ) for the q² unit matrices E_ij."""
+        A, B = np.asarray(values["judge_factor"], float), np.asarray(values["item_factor"], float)
         q = self.n_factors
-        S, _ = rank_truncation(judge_empirical_scores(data), q)
-        B = S[:q].T
-        A = np.linalg.lstsq(B, S.T, rcond=None)[0].T
-        A[:q] = np.eye(q)
-        return {"judge_factor": A, "item_factor": B}
+        units = np.eye(q * q).reshape(q * q, q, q)
+        return {"judge_factor": A @ units, "item_factor": -B @ units.transpose(0, 2, 1)}
+
+    def n_gauge(self, data):
+        return self.n_factors**2
 
     def signed_counterpart(self):
         return None

@@ -178,15 +178,19 @@ class JudgeAware(Framework):
                 "position_bias=True needs which item was shown first (column 'first'); "
                 "the data have no position information."
             )
-        if self.ties == "drop":
-            return data.without_ties()
-        if self.ties == "half":
-            return data.ties_as_halves()
-        if data.ties.sum() == 0:
+        if self.ties == "davidson" and data.ties.sum() == 0:
             raise DataError(
                 "the data have no ties, so the Davidson tie parameters are not estimable; "
                 "use ties='half' or ties='drop'."
             )
+        return self.tie_convention(data)
+
+    def tie_convention(self, data: Comparisons) -> Comparisons:
+        """The cells as the likelihood counts them: ties as halves, dropped, or kept (Davidson)."""
+        if self.ties == "drop":
+            return data.without_ties()
+        if self.ties == "half":
+            return data.ties_as_halves()
         return data
 
     # ------------------------------------------------------------------ model

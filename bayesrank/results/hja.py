@@ -35,7 +35,7 @@ def _check(tree):
 
 
 def judge_names(tree: xr.DataTree) -> list[str]:
-    """The fit's judges, in its order (the anchor judges first)."""
+    """The fit's judges, in its order."""
     return [str(x) for x in tree["constant_data"]["judge"].values]
 
 
