@@ -396,7 +396,7 @@ class NaturalMap:
 
     def phi(self, theta: np.ndarray) -> np.ndarray:
         """φ(θ): exp on the coordinates of positive variables, the identity elsewhere."""
-        return np.where(self.exp_columns, np.exp(theta), theta)
+        return np.where(self.exp_columns, np.exp(np.where(self.exp_columns, theta, 0.0)), theta)
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The flat natural vector at θ."""
@@ -464,7 +464,7 @@ class NaturalMap:
         squares on each variable's block, in φ, then through dφ/dθ."""
         g = len(next(iter(directions.values())))
         out = np.zeros((theta.size, g))
-        dphi = np.where(self.exp_columns, np.exp(theta), 1.0)
+        dphi = np.where(self.exp_columns, self.phi(theta), 1.0)
         for (rows, cols, block), name in zip(self.blocks, self.names):
             if name in directions:
                 target = np.asarray(directions[name], dtype=float).reshape(g, -1).T

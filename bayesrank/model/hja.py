@@ -82,6 +82,9 @@ from bayesrank.model.structures import empirical_scores, free_real, zero_sum_sco
 
 #: Relative size below which a singular strength, ‖μ‖ or a leading entry counts as zero.
 ZERO = 1e-8
+#: √(95% point of χ² with 2 degrees of freedom): the gap of two equal singular values, in units
+#: of √2 × their standard deviation, exceeds it with probability 5%.
+DISTINCT_CHI2 = float(np.sqrt(chi2.ppf(0.95, 2)))
 
 
 @dataclass(frozen=True)
@@ -389,10 +392,10 @@ class HJA(JudgeAware):
         * Condition 2 failing — no consensus direction: μ is not distinguishable from 0
           (μ̂ᵀ Σ̂⁺ μ̂ below the 95% point of χ²_{N−1}, Σ̂ from the draws), so γ, UVᵀ and the
           leverages are not identified and are reported as NaN;
-        * singular strengths that are not distinct (adjacent σ_j within two standard
-          deviations of their gap, from the draws): the matching columns of U and V are not
-          identified (only their span, and UVᵀ, are); a last σ_r indistinguishable from 0
-          says the rank is too high.
+        * singular strengths that are not distinct (the gap of adjacent σ̂_j below its 95% point
+          under equal strengths, √2·s·χ₂ with s the sd of σ̂ from the draws): the matching
+          columns of U and V are not identified (only their span, and UVᵀ, are); a last σ̂_r
+          within two sd of 0 says the rank is too high.
         """
         out = Findings(diagnostics={"hja": {}})
         facts = out.diagnostics["hja"]
@@ -424,17 +427,18 @@ class HJA(JudgeAware):
         if self.rank == 0:
             return out
         sig = canonical(S, self.rank).singular_values
-        sig_draws = canonical(np.asarray(draws["judge_score"], float), self.rank).singular_values
-        sd = sig_draws.std(axis=0, ddof=1)
-        gaps, gap_sd = sig[:-1] - sig[1:], (sig_draws[:, :-1] - sig_draws[:, 1:]).std(axis=0, ddof=1)
-        distinct = [bool(g > 2 * e) for g, e in zip(gaps, gap_sd)]
+        sd = canonical(np.asarray(draws["judge_score"], float), self.rank).singular_values.std(axis=0, ddof=1)
+        # equal strengths leave a gap √2·s·χ₂ between the estimates (s: sd of one σ̂): distinct
+        # when the gap exceeds its 95% point under equality
+        bound = DISTINCT_CHI2 * np.sqrt(2) * (sd[:-1] + sd[1:]) / 2
+        distinct = [bool(g > b) for g, b in zip(sig[:-1] - sig[1:], bound)]
         facts.update(singular_values=sig.tolist(), singular_value_sd=sd.tolist(), distinct=distinct)
         for j, ok in enumerate(distinct):
             if not ok:
                 out.warnings.append(
                     f"the singular strengths of disagreement components {j + 1} and {j + 2} are not distinct "
-                    f"(σ = {sig[j]:.3f} and {sig[j + 1]:.3f}, gap sd {gap_sd[j]:.3f}): those columns of U and V "
-                    "are not identified, only their span; UVᵀ, the leverages and S are"
+                    f"(σ = {sig[j]:.3f} and {sig[j + 1]:.3f}, sd {sd[j]:.3f} and {sd[j + 1]:.3f}): those columns "
+                    "of U and V are not identified, only their span; UVᵀ, the leverages and S are"
                 )
         if sig[-1] <= 2 * sd[-1]:
             out.warnings.append(
