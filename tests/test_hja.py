@@ -15,7 +15,7 @@ from scipy.stats import norm
 
 import bayesrank as br
 from bayesrank.cli import main
-from bayesrank.data import Comparisons, load
+from bayesrank.data import Comparisons
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.alternating import fit_alternating, pinv_intervals
 from bayesrank.model import SignedJudgeAware
@@ -24,11 +24,6 @@ from bayesrank.papers import hja_comparisons, hja_truth
 from bayesrank.results import hja as hja_results
 
 Z95 = float(norm.ppf(0.975))
-
-
-@pytest.fixture(scope="module")
-def mtbench():
-    return load("mtbench-judges")
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,9 @@ import pytest
 
 import bayesrank as br
 from bayesrank.cli import main
-from bayesrank.data import load
 from bayesrank.errors import ModelSpecError
 from bayesrank.papers import hja_comparisons, hja_truth
 from bayesrank.selection import fit_selected, heterogeneity_dof, record_folds, record_losses, select_rank
-
-
-@pytest.fixture(scope="module")
-def mtbench():
-    return load("mtbench-judges")
 
 
 @pytest.fixture(scope="module")

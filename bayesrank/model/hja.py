@@ -241,12 +241,16 @@ def judge_components(data: Comparisons) -> dict[int, list[list[str]]]:
     return out
 
 
-def consensus_test(mu: np.ndarray, mu_draws: np.ndarray) -> tuple[float, float]:
-    """Wald test of μ = 0 (Condition 2): μ̂ᵀ Σ̂⁺ μ̂ with Σ̂ the covariance of the draws, against
-    χ² with N − 1 degrees of freedom (μ is zero-sum). Returns (statistic, p-value)."""
-    cov = np.atleast_2d(np.cov(mu_draws, rowvar=False))
-    stat = float(mu @ np.linalg.pinv(cov, rcond=1e-10, hermitian=True) @ mu)
-    return stat, float(chi2.sf(stat, mu.size - 1))
+def zero_test(x: np.ndarray, x_draws: np.ndarray) -> tuple[float, float]:
+    """Wald test of x = 0 from draws of x̂: x̂ᵀ Σ̂⁺ x̂ with Σ̂ the covariance of the draws, against
+    χ² with rank(Σ̂) degrees of freedom (N − 1 for a zero-sum vector: μ for Condition 2, or the
+    difference of two judges' score rows). Returns (statistic, p-value)."""
+    cov = np.atleast_2d(np.cov(x_draws, rowvar=False))
+    w, vec = np.linalg.eigh(cov)
+    keep = w > 1e-10 * max(w[-1], 1e-300)
+    proj = vec[:, keep].T @ x
+    stat = float(np.sum(proj**2 / w[keep]))
+    return stat, float(chi2.sf(stat, int(keep.sum())))
 
 
 def max_rank(n_judges: int, n_items: int) -> int:
@@ -413,7 +417,7 @@ class HJA(JudgeAware):
         mu_draws = np.asarray(draws["score"], float)
         if not (np.all(np.isfinite(mu_draws)) and np.all(np.isfinite(mu))):
             return out
-        chi2_stat, p_value = consensus_test(mu, mu_draws)
+        chi2_stat, p_value = zero_test(mu, mu_draws)
         facts["consensus_chi2"], facts["consensus_p_value"] = chi2_stat, p_value
         if np.sqrt(mu @ mu) <= ZERO * np.sqrt((S * S).sum()) or p_value > 0.05:
             out.warnings.append(

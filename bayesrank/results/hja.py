@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.stats import chi2
 
 from bayesrank.errors import BayesrankError
-from bayesrank.model.hja import canonical
+from bayesrank.model.hja import canonical, zero_test
 from bayesrank.results.estimates import draws, interval, interval_kind, point, se
 from bayesrank.results.io import diagnostics_of, framework_of
 from bayesrank.results.leaderboard import items, pairwise_contrasts
@@ -175,9 +174,7 @@ def indistinguishable_judges(tree: xr.DataTree, correlation: float = DUPLICATE_C
         for l in range(k + 1, len(names)):
             if not corr[k, l] >= correlation:
                 continue
-            diff, dd = S[k] - S[l], sample[:, k] - sample[:, l]
-            stat = float(diff @ np.linalg.pinv(np.cov(dd, rowvar=False), rcond=1e-10, hermitian=True) @ diff)
-            p = float(chi2.sf(stat, S.shape[1] - 1))
+            stat, p = zero_test(S[k] - S[l], sample[:, k] - sample[:, l])
             if p > p_value:
                 rows.append((names[k], names[l], float(corr[k, l]), stat, p))
     return pd.DataFrame(rows, columns=["judge_1", "judge_2", "correlation", "chi2", "p_value"])
