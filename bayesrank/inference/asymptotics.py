@@ -76,6 +76,16 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     return se, cov
 
 
+def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) -> list[str]:
+    """Model variables that change along ``directions`` (``(len(θ), g)``: a symmetry of the
+    likelihood): representatives of the symmetry's orbit, not identified quantities."""
+    step = STEP * directions.T / np.maximum(np.abs(directions).max(axis=0), 1e-300)[:, None]
+    rows = structure.value_rows(np.vstack([theta + step, theta - step]))
+    change = np.abs(rows[: len(step)] - rows[len(step):]).max(axis=0)
+    scale = np.maximum(np.abs(structure.value_rows(theta)[0]), 1.0)
+    return [name for name, (sl, _) in structure.layout().items() if np.any(change[sl] > 1e-7 * scale[sl])]
+
+
 def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
           rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Draws of every model variable from the asymptotic normal θ̂ + L z.

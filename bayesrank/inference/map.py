@@ -180,6 +180,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
+    if chart is not None:  # representatives of the symmetry's orbit: a value, but no uncertainty
+        for name in asymptotics.moved_by(structure, theta, gauge(theta)):
+            se[name] = np.full(np.shape(values[name]), np.nan)
     found = framework.findings(prepared, values, sample) if mle_exists else None
     if found is not None:
         notes += found.warnings
