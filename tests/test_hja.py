@@ -318,7 +318,7 @@ def small_panel():
 
 def test_nuts_reports_the_canonical_quantities(small_panel):
     data, truth = small_panel
-    post = br.fit(br.HJA(rank=1), data, method="nuts", draws=300, tune=400, chains=2, random_seed=5)
+    post = br.fit(br.HJA(rank=1), data, method="nuts", draws=200, tune=300, chains=2, random_seed=5)
     draws = post.tree["posterior"]
     K = data.n_judges
     np.testing.assert_allclose(draws["gamma"].values.sum(axis=-1), K, atol=1e-8)

@@ -78,6 +78,7 @@ def test_mtbench_cv_prefers_rank_one(mtbench):
     assert sel.to_json()["criteria"][1]["rank"] == 1
 
 
+@pytest.mark.slow
 def test_loo_runs_on_nuts_fits():
     truth = hja_truth(n_items=5, n_judges=3, rank=1, seed=4)
     data = hja_comparisons(truth["S"], 3 * 10 * 60, seed=5)
