@@ -415,8 +415,8 @@ class HJA(JudgeAware):
             )
         mu, S = np.asarray(point["score"], float), np.asarray(point["judge_score"], float)
         mu_draws = np.asarray(draws["score"], float)
-        if not (np.all(np.isfinite(mu_draws)) and np.all(np.isfinite(mu))):
-            return out
+        if len(mu_draws) < 3 or not (np.all(np.isfinite(mu_draws)) and np.all(np.isfinite(mu))):
+            return out  # the draw-based checks need draws
         chi2_stat, p_value = zero_test(mu, mu_draws)
         facts["consensus_chi2"], facts["consensus_p_value"] = chi2_stat, p_value
         if np.sqrt(mu @ mu) <= ZERO * np.sqrt((S * S).sum()) or p_value > 0.05:
