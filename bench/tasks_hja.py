@@ -33,7 +33,6 @@ import statistics
 import sys
 import time
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

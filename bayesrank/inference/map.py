@@ -115,10 +115,11 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         moved = framework.canonical(bound.natural(theta))
         return theta if moved is None else structure.natural.theta_for(moved, theta)
 
-    gauge = None
-    if framework.n_gauge(prepared):  # a symmetry the constraints leave: work in its complement
-        def gauge(theta):
-            return structure.natural.theta_directions(framework.gauge(bound.natural(theta)), theta)
+    def symmetry(theta):
+        """Tangent directions in θ of the symmetry the constraints leave (Framework.gauge)."""
+        return structure.natural.theta_directions(framework.gauge(bound.natural(theta)), theta)
+
+    gauge = symmetry if framework.n_gauge(prepared) else None  # then: work in its complement
 
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),

@@ -65,7 +65,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pymc as pm
@@ -220,13 +220,6 @@ def balanced_factors(S: np.ndarray, q: int) -> dict[str, np.ndarray]:
     return {"judge_factor": P[:, :q] * root, "item_factor": Qt[:q].T * root}
 
 
-def rank_truncation(S: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best rank-q approximation of S and its row coordinates (P_q Σ_q, K×q)."""
-    P, sig, Qt = np.linalg.svd(S, full_matrices=False)
-    rows = P[:, :q] * sig[:q]
-    return rows @ Qt[:q], rows
-
-
 def judge_components(data: Comparisons) -> dict[int, list[list[str]]]:
     """Judges whose own comparison graph over the N items is disconnected: judge index → its
     groups of items (an item the judge never compared is a group of its own)."""
@@ -357,9 +350,8 @@ class HJA(JudgeAware):
         return (u["A"] * (u["B_a"] - u["B_b"])).sum(axis=-1)
 
     def initial_values(self, data):
-        """S from the judges' empirical logits truncated to rank q, as balanced factors."""
-        S, _ = rank_truncation(judge_empirical_scores(data), self.n_factors)
-        return balanced_factors(S, self.n_factors)
+        """The judges' empirical logits truncated to rank q, as balanced factors."""
+        return balanced_factors(judge_empirical_scores(data), self.n_factors)
 
     def canonical(self, values):
         """The balanced factors of the same S (A = PΣ^½, B = QΣ^½), where the quotient chart of
