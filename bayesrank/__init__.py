@@ -31,6 +31,7 @@ _PUBLIC = {
     "HJA": "bayesrank.model.hja",
     "HJAPriors": "bayesrank.model.hja",
     "framework_from_spec": "bayesrank.model.registry",
+    "select_rank": "bayesrank.selection",
     "fit": "bayesrank.results.fit",
     "Fit": "bayesrank.results.fit",
 }
