@@ -37,7 +37,7 @@ import pandas as pd
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
-from bayesrank.errors import ModelSpecError
+from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.evaluate import loo
 from bayesrank.inference.tree import plain
 from bayesrank.model.hja import HJA, max_rank as rank_bound
@@ -129,8 +129,9 @@ def record_losses(framework, tree, test: Comparisons) -> tuple[np.ndarray, np.nd
     for o in range(3):
         unit = np.zeros((test.n_cells, 3))
         unit[:, o] = 1.0
-        one = framework.tie_convention(replace(test, wins_a=unit[:, 0], wins_b=unit[:, 1], ties=unit[:, 2]))
-        if one.n_cells != test.n_cells:  # the convention drops this kind of record
+        try:
+            one = framework.tie_convention(replace(test, wins_a=unit[:, 0], wins_b=unit[:, 1], ties=unit[:, 2]))
+        except DataError:  # the convention drops every record of this kind (ties="drop")
             continue
         with np.errstate(invalid="ignore"):
             loss[:, o] = -np.where(one.counts() > 0, one.counts() * lp, 0.0).sum(axis=1)

@@ -53,6 +53,20 @@ def test_held_out_loss_is_the_per_record_nll_with_soft_ties(mtbench):
     np.testing.assert_array_equal(weight, test.counts())
 
 
+def test_held_out_loss_without_ties(mtbench):
+    """ties="drop": a tie record is not scored, a win costs −log σ(±Δ)."""
+    train, test = record_folds(mtbench, 5, seed=0)[2]
+    fit = br.fit(br.HJA(rank=1, ties="drop"), train, n_draws=50)
+    loss, weight = record_losses(fit.framework, fit.tree, test)
+    assert np.all(weight[:, 2] == 0) and np.all(weight[:, :2] == test.counts()[:, :2])
+    S = fit.tree["estimate"]["judge_score"].values
+    judges = list(fit.tree["constant_data"]["judge"].values)
+    k = np.array([judges.index(j) for j in np.asarray(test.judges)[test.judge]])
+    delta = S[k, test.a] - S[k, test.b]
+    np.testing.assert_allclose(loss[:, 0], np.logaddexp(0, -delta), rtol=1e-10)
+    np.testing.assert_allclose(loss[:, 1], np.logaddexp(0, delta), rtol=1e-10)
+
+
 def test_bic_penalty_counts_the_parameters_the_rank_adds(mtbench):
     base = br.fit(br.HJA(rank=0), mtbench, n_draws=10).n_params
     for r in (1, 2, 3):
