@@ -206,6 +206,8 @@ def select_rank(data, framework: HJA | None = None, criterion: str = "cv", *, ma
         chosen = table.loc[table["rank"] == best, "pointwise"].iloc[0]
         table["d_se"] = [np.nan if p is None else _paired_se(p, chosen) for p in table["pointwise"]]
         table = table.drop(columns="pointwise")
+    else:  # BIC: a deterministic criterion, no standard errors
+        table["d_se"] = np.nan
     return RankSelection(criterion, best, table.reset_index(drop=True), settings, notes)
 
 
