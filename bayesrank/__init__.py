@@ -29,7 +29,10 @@ _PUBLIC = {
     "JudgeAwareCovariate": "bayesrank.model.judge_aware",
     "SignedJudgeAware": "bayesrank.model.judge_aware",
     "JudgePriors": "bayesrank.model.judge_aware",
+    "HJA": "bayesrank.model.hja",
+    "HJAPriors": "bayesrank.model.hja",
     "framework_from_spec": "bayesrank.model.registry",
+    "select_rank": "bayesrank.selection",
     "fit": "bayesrank.results.fit",
     "Fit": "bayesrank.results.fit",
 }

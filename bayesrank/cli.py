@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | report | compare | datasets | demo | gars | dml``.
+"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -76,7 +76,18 @@ def _add_model_args(p) -> None:
             continue
         choices = sorted({c for _, g in owners for c in g.metadata.get("choices", ())}) or None
         kind = int if int in typing.get_args(hint) or hint is int else str
+        if any("auto" in g.metadata for _, g in owners):  # e.g. --rank R|auto
+            kind = _int_or_auto
         p.add_argument(_flag(name), dest=name, type=kind, choices=choices, default=None, help=help_text)
+
+
+def _int_or_auto(text: str):
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
 
 
 def _add_data_args(p) -> None:
@@ -143,6 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--title", default="bayesrank report", help="the report's title")
         else:
             p.add_argument("--format", default="table", choices=("table", "json"))
+    sel = sub.add_parser("select-rank", help="choose the rank of an HJA model by cross-validation, BIC or PSIS-LOO")
+    _add_data_args(sel)
+    _add_model_args(sel)
+    sel.add_argument("--criterion", default="cv", choices=("cv", "bic", "loo"),
+                     help="cv: K-fold held-out log-likelihood (the paper's); bic; loo: PSIS-LOO of NUTS fits")
+    sel.add_argument("--max-rank", type=int, default=None, help="largest rank tried (default min(K-1, N-2))")
+    sel.add_argument("--folds", type=int, default=5, help="cv: folds of the record-level split")
+    sel.add_argument("--seed", type=int, default=0, help="cv: seed of the split; loo: seed of the chains")
+    sel.add_argument("--draws", type=int, default=1000, help="loo: NUTS draws per chain")
+    sel.add_argument("--tune", type=int, default=1000, help="loo: NUTS tuning steps per chain")
+    sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
+    sel.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"), help="loo: NUTS implementation")
+    sel.add_argument("--format", default="table", choices=("table", "json"))
 
     sub.add_parser("datasets", help="list the bundled datasets")
 
@@ -227,7 +251,12 @@ def framework_from_args(args):
         options = ", ".join(_flag(n) for n in sorted(own - {"priors"})) or "none"
         raise BayesrankError(f"{', '.join(_flag(n) for n in foreign)} does not apply to {args.model} "
                              f"(its options: {options}).")
-    return cls(**given)
+    return cls(**{name: value for name, value in given.items() if value != "auto"})
+
+
+def _auto_options(args) -> list[str]:
+    """Model options given as ``auto`` (chosen from the data, e.g. HJA's ``--rank auto``)."""
+    return [name for name in _model_fields() if getattr(args, name, None) == "auto"]
 
 
 def framework_from_text(spec: str):
@@ -342,16 +371,62 @@ def cmd_fit(args) -> int:
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     framework = framework_from_args(args)
-    result = _fit(args, framework, _load(args))
+    data = _load(args)
+    selection = None
+    if _auto_options(args):
+        framework, selection = _select(args, framework, data)
+    result = _fit(args, framework, data)
     if args.out is not None:
         write_outputs(result, args.out, args.level)
     if args.format == "json":
-        print(json.dumps(result.to_json(args.level)))
+        out = result.to_json(args.level)
+        if selection is not None:
+            out["rank_selection"] = selection.to_json()
+        print(json.dumps(out))
     elif args.format == "csv":
         result.leaderboard(args.level).to_csv(sys.stdout, index=False)
     else:
+        if selection is not None:
+            print(render_selection(selection) + "\n")
         print(render_table(result, args.top, args.level))
     return 0
+
+
+def _select(args, framework, data):
+    """``--rank auto``: the rank chosen by the field's criterion (cross-validation), then the
+    framework with it (:func:`bayesrank.selection.select_rank`)."""
+    from bayesrank.selection import select_rank
+
+    auto = _auto_options(args)
+    if args.model != "hja" or auto != ["rank"]:
+        raise BayesrankError(f"'auto' applies to --rank of the hja model only, not to {', '.join(map(_flag, auto))}.")
+    criterion = {f.name: f for f in dataclasses.fields(framework)}["rank"].metadata["auto"]
+    selection = select_rank(data, framework, criterion)
+    return dataclasses.replace(framework, rank=selection.rank), selection
+
+
+def cmd_select_rank(args) -> int:
+    from bayesrank.selection import select_rank
+
+    if args.model != "hja":
+        raise BayesrankError(f"select-rank chooses the rank of the hja model; --model {args.model} has none.")
+    framework = framework_from_args(args)
+    nuts = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "random_seed": args.seed,
+            "sampler": args.sampler}
+    selection = select_rank(_load(args), framework, args.criterion, max_rank=args.max_rank, folds=args.folds,
+                            seed=args.seed, nuts=nuts)
+    print(json.dumps(selection.to_json()) if args.format == "json" else render_selection(selection))
+    return 0
+
+
+def render_selection(selection) -> str:
+    """The rank-selection table with the chosen rank."""
+    what = {"cv": "mean held-out NLL per comparison (lower is better)", "bic": "BIC (lower is better)",
+            "loo": "elpd_loo (higher is better)"}[selection.criterion]
+    lines = [f"rank chosen by {selection.criterion}: {selection.rank}   ({what})", ""]
+    lines.append(selection.criteria.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+    lines += [f"warning: {w}" for w in selection.warnings]
+    return "\n".join(lines)
 
 
 def cmd_evaluate(args) -> int:
@@ -361,6 +436,8 @@ def cmd_evaluate(args) -> int:
 
     data = _load(args)
     framework = framework_from_args(args)
+    if _auto_options(args):
+        raise BayesrankError("evaluate needs a fixed rank; choose it first with 'bayesrank select-rank'.")
     if args.split is None:
         kind = "goodness_of_fit"
         result = fit(framework, data)
@@ -421,11 +498,13 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
     pct = f"{100 * level:g}%"
     kind = f"Wald {pct} interval" if result.method == "map" else f"{pct} posterior interval"
     thurstonian = getattr(result.framework, "k_cov", None) is not None
+    hja = result.framework.name == "hja"
     lines = [
         f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
         f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
         f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
-        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else "score = logit scale")
+        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else
+         "score = consensus μ (the judges' average scores, logit scale)" if hja else "score = logit scale")
         + f", se and {kind}; rank interval from the "
         + ("asymptotic normal" if result.method == "map" else "posterior"),
         "",
@@ -433,6 +512,12 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
     cols = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
             "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if hja:
+        judges = result.judges(level)[["name", "sensitivity", "se", "lower", "upper", "leverage", "relative_leverage"]]
+        summary = result.disagreement()
+        lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
+                  f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
+                  judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
@@ -554,8 +639,8 @@ def cmd_dml(args) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "report": cmd_report, "compare": cmd_compare,
-            "datasets": cmd_datasets, "demo": cmd_demo, "gars": cmd_gars, "dml": cmd_dml}
+COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_rank, "report": cmd_report,
+            "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo, "gars": cmd_gars, "dml": cmd_dml}
 
 
 def main(argv=None) -> int:

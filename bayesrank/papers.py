@@ -7,6 +7,9 @@ re-fit, which is said next to it).
 
 from __future__ import annotations
 
+import numpy as np
+
+from bayesrank.data.comparisons import Comparisons
 from bayesrank.model.framework import Framework
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 
@@ -75,3 +78,96 @@ JUDGE_AWARE_TABLE_A8 = {
     "Qwen/Qwen2.5-7B-Instruct-Turbo": 1.80, "arize-ai/qwen-2-1.5b-instruct": 0.47,
     "moonshot-v1-32k": 1.92, "moonshot-v1-128k": 1.85,
 }
+
+
+# ---------------------------------------------------------------------- HJA (Yu, Wang, Chen, Li & Du)
+#: Table 1 (digest ``seed-hja.md`` §6.2, as printed; mean ± SD over 20 seeds): dataset → method →
+#: column → (mean, sd). Columns: noisy-judge robustness at 1 / 5 / 10 noisy judges (fraction of
+#: items whose rank is unchanged), hold-out accuracy on a record-level 80/20 split (tie records
+#: count as errors: the authors' code scores 0/1 predictions against y ∈ {0, ½, 1}), and the
+#: near-tie accuracy (closest / mid / farthest tertile of ≤ 20 pooled pairs, ties skipped).
+HJA_TABLE1_COLUMNS = ("noisy_low", "noisy_mid", "noisy_high", "holdout", "near_tie_closest", "near_tie_mid",
+                      "near_tie_farthest")
+HJA_TABLE1 = {
+    "chatbot-arena": {
+        "hja": ((0.95, 0.07), (0.85, 0.09), (0.82, 0.07), (0.65, 0.01), (0.68, 0.05), (0.69, 0.04), (0.67, 0.06)),
+        "ja": ((0.77, 0.09), (0.51, 0.12), (0.46, 0.11), (0.58, 0.01), (0.58, 0.03), (0.54, 0.05), (0.50, 0.06)),
+        "btl": ((0.47, 0.16), (0.33, 0.13), (0.21, 0.11), (0.58, 0.01), (0.57, 0.04), (0.54, 0.05), (0.51, 0.06)),
+    },
+    "mt-bench": {
+        "hja": ((1.00, 0.00), (1.00, 0.00), (1.00, 0.00), (0.76, 0.01), (0.74, 0.02), (0.84, 0.01), (0.89, 0.01)),
+        "ja": ((0.67, 0.00), (0.67, 0.00), (0.67, 0.00), (0.70, 0.01), (0.62, 0.02), (0.78, 0.01), (0.86, 0.01)),
+        "btl": ((0.92, 0.15), (0.87, 0.17), (0.85, 0.20), (0.70, 0.01), (0.62, 0.02), (0.78, 0.01), (0.86, 0.01)),
+    },
+    "ultrafeedback": {
+        "hja": ((0.81, 0.06), (0.65, 0.11), (0.67, 0.13), (0.70, 0.01), (0.69, 0.05), (0.68, 0.04), (0.71, 0.06)),
+        "ja": ((0.83, 0.11), (0.63, 0.11), (0.62, 0.16), (0.62, 0.01), (0.55, 0.06), (0.58, 0.06), (0.60, 0.04)),
+        "btl": ((0.57, 0.09), (0.32, 0.12), (0.30, 0.10), (0.61, 0.01), (0.55, 0.06), (0.58, 0.06), (0.60, 0.04)),
+    },
+    "in-house": {
+        "hja": ((0.94, 0.05), (0.83, 0.05), (0.33, 0.05), (0.62, 0.01), (0.60, 0.07), (0.56, 0.10), (0.58, 0.10)),
+        "ja": ((0.65, 0.06), (0.43, 0.09), (0.36, 0.08), (0.61, 0.01), (0.58, 0.07), (0.56, 0.08), (0.59, 0.09)),
+        "btl": ((0.35, 0.08), (0.18, 0.06), (0.12, 0.04), (0.61, 0.01), (0.57, 0.07), (0.56, 0.08), (0.59, 0.09)),
+    },
+}
+#: HJA's tie-excluded hold-out accuracies from an author note (digest §6.2; Chatbot Arena,
+#: MT-Bench, UltraFeedback, in-house): Table 1's hold-out column is these × (1 − tie share).
+HJA_HOLDOUT_TIE_EXCLUDED = {"chatbot-arena": 0.7413, "mt-bench": 0.8218, "ultrafeedback": 0.7602, "in-house": 0.6567}
+#: The paper's simulation design (§6.1, App. E.1): N items, K judges, true rank, heterogeneity h.
+HJA_SIMULATION = {"n_items": 8, "n_judges": 4, "rank": 1, "heterogeneity": 1.0}
+
+
+def hja_truth(n_items: int = 8, n_judges: int = 4, rank: int = 1, heterogeneity: float = 1.0,
+              seed: int = 0) -> dict[str, np.ndarray]:
+    """Judge scores S = γμᵀ + UVᵀ drawn as in the HJA paper's simulations (App. E.1).
+
+    μ̃ ~ N(0, 1) centred; γ = K·Dirichlet(1_K) (γ ≥ 0, Σγ = K); V from a centred Gaussian
+    projected off μ, orthonormalised by QR and scaled by √N s_j with s = (r, …, 1), re-centred and
+    re-projected; U from a centred Gaussian orthonormalised and scaled by √K s_j; the first entry
+    of each column made positive; both scaled by √h.
+
+    Returns
+    -------
+    dict
+        ``S`` (K×N), ``gamma``, ``mu``, ``U``, ``V``.
+    """
+    rng = np.random.default_rng(seed)
+    N, K = n_items, n_judges
+    mu = rng.standard_normal(N)
+    mu -= mu.mean()
+    gamma = K * rng.dirichlet(np.ones(K))
+    U, V = np.zeros((K, rank)), np.zeros((N, rank))
+    if rank:
+        strengths = np.arange(rank, 0, -1, dtype=float)
+        Vt = rng.standard_normal((N, rank))
+        Vt -= Vt.mean(axis=0)
+        Vt -= np.outer(mu, mu @ Vt) / max(mu @ mu, 1e-12)
+        V = np.linalg.qr(Vt)[0] * np.sqrt(N) * strengths
+        V -= V.mean(axis=0)
+        V -= np.outer(mu, mu @ V) / max(mu @ mu, 1e-12)
+        Ut = rng.standard_normal((K, rank))
+        Ut -= Ut.mean(axis=0)
+        U = np.linalg.qr(Ut)[0] * np.sqrt(K) * strengths
+        U *= np.sign(U[0])
+        V *= np.sign(V[0])
+        U, V = U * np.sqrt(heterogeneity), V * np.sqrt(heterogeneity)
+    return {"S": np.outer(gamma, mu) + U @ V.T, "gamma": gamma, "mu": mu, "U": U, "V": V}
+
+
+def hja_comparisons(S: np.ndarray, n_comparisons: int, seed: int = 0):
+    """The paper's near-balanced design (App. E.2): every (judge, pair i < j) cell gets ⌊T/C⌋ or
+    ⌈T/C⌉ of the T comparisons (the extra ones to cells drawn without replacement), each a
+    Bernoulli(σ(S_ki − S_kj)) verdict; aggregated into :class:`~bayesrank.data.Comparisons`
+    (items ``m0, m1, …``, judges ``j0, j1, …``)."""
+    rng = np.random.default_rng(seed)
+    K, N = S.shape
+    i, j = np.triu_indices(N, k=1)
+    k = np.repeat(np.arange(K), i.size)
+    i, j = np.tile(i, K), np.tile(j, K)
+    n = np.full(k.size, n_comparisons // k.size)
+    n[rng.choice(k.size, n_comparisons - n.sum(), replace=False)] += 1
+    wins = rng.binomial(n, 1.0 / (1.0 + np.exp(-(S[k, i] - S[k, j]))))
+    items, judges = np.array([f"m{x}" for x in range(N)]), np.array([f"j{x}" for x in range(K)])
+    keep = n > 0
+    return Comparisons.from_cells(items[i][keep], items[j][keep], wins[keep], (n - wins)[keep],
+                                  judge=judges[k][keep], items=list(items))

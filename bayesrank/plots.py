@@ -1,6 +1,7 @@
-"""Pictures of tiers, maps and rankings. Every function returns a ``matplotlib.figure.Figure``
-(built without pyplot, so nothing is shown or kept in global state); save it with
-``fig.savefig(path)``. The data come from :mod:`bayesrank.tiers`.
+"""Pictures of tiers, maps and rankings, and the judge diagnostics of HJA fits
+(``plot_judge_*``). Every function returns a ``matplotlib.figure.Figure`` (built without
+pyplot, so nothing is shown or kept in global state); save it with ``fig.savefig(path)``.
+The data come from :mod:`bayesrank.tiers` and :mod:`bayesrank.results.hja`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+
+from bayesrank.results import hja
+from bayesrank.results.leaderboard import leaderboard, scores
 
 
 def _fig(width=8.0, height=6.0, projection=None):
@@ -163,4 +167,118 @@ def plot_compare(table: pd.DataFrame) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel("expected log predictive density (leave one cell out)")
     ax.legend(fontsize=8)
+# ---------------------------------------------------------------------- HJA judge diagnostics
+def _hja_tree(fit):
+    """The DataTree of an HJA fit (a :class:`~bayesrank.results.fit.Fit` or its tree)."""
+    return getattr(fit, "tree", fit)
+
+
+def _forest(ax, names, value, lower, upper, color="C0"):
+    y = np.arange(len(names))[::-1]
+    ax.errorbar(value, y, xerr=[value - lower, upper - value], fmt="o", color=color, ecolor=color,
+                elinewidth=1.2, capsize=2, markersize=4)
+    ax.set_yticks(y, names, fontsize=7)
+    return y
+
+
+def plot_judge_consensus(fit, level: float = 0.95) -> Figure:
+    """Forest plot of the consensus scores μ_i of an HJA fit with their intervals, best first
+    (Wald for MAP, posterior for NUTS)."""
+    board = leaderboard(_hja_tree(fit), level)
+    fig, ax = _fig(6, max(2.5, 0.28 * len(board) + 1))
+    _forest(ax, list(board["name"]), board["score"].to_numpy(), board["lower"].to_numpy(), board["upper"].to_numpy())
+    ax.axvline(0, color="0.6", linewidth=0.8)
+    ax.set_xlabel(f"consensus score μ ({100 * level:g}% interval)")
+    ax.set_title("Consensus")
+    return fig
+
+
+def plot_judge_sensitivity(fit, level: float = 0.95) -> Figure:
+    """Forest plot of the judges' signed consensus sensitivities γ_k with intervals, lines at
+    γ = 1 (the average judge) and γ = 0 (no response to the consensus); negative γ in red."""
+    table = hja.judge_table(_hja_tree(fit), level).sort_values("sensitivity", ascending=False, kind="stable")
+    fig, ax = _fig(6.5, max(2.5, 0.28 * len(table) + 1))
+    g = table["sensitivity"].to_numpy()
+    y = _forest(ax, list(table["name"]), g, table["lower"].to_numpy(), table["upper"].to_numpy())
+    ax.scatter(g[g < 0], y[g < 0], color="C3", zorder=3, s=16)
+    ax.axvline(1, color="0.5", linestyle="--", linewidth=0.8)
+    ax.axvline(0, color="0.3", linewidth=0.8)
+    ax.set_xlabel(f"sensitivity γ_k ({100 * level:g}% interval; Σγ = K)")
+    ax.set_title("Judge sensitivity to the consensus")
+    return fig
+
+
+def _cluster_order(X: np.ndarray) -> np.ndarray:
+    """Leaf order of average-linkage clustering of the rows of X (optimal leaf ordering)."""
+    from scipy.cluster.hierarchy import leaves_list, linkage, optimal_leaf_ordering
+    from scipy.spatial.distance import pdist
+
+    if len(X) < 3:
+        return np.arange(len(X))
+    d = pdist(X)
+    return leaves_list(optimal_leaf_ordering(linkage(d, "average"), d))
+
+
+def plot_judge_disagreement(fit, cluster: bool = True) -> Figure:
+    """Heat map of the disagreement UVᵀ (judges × items), diverging colours with symmetric
+    limits; rows and columns ordered by hierarchical clustering (``cluster=True``) or by the
+    consensus (items) and the fit's order (judges). Red: the judge scores the item above its
+    share of the consensus."""
+    D = hja.disagreement_matrix(_hja_tree(fit))
+    if cluster:
+        D = D.iloc[_cluster_order(D.to_numpy()), _cluster_order(D.to_numpy().T)]
+    else:
+        D = D[scores(_hja_tree(fit)).sort_values(ascending=False).index]
+    fig, ax = _fig(0.45 * D.shape[1] + 4, 0.28 * D.shape[0] + 2)
+    lim = float(np.nanmax(np.abs(D.to_numpy()))) or 1.0
+    im = ax.imshow(D.to_numpy(), cmap="coolwarm", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(D.shape[1]), list(D.columns), rotation=90, fontsize=7)
+    ax.set_yticks(range(D.shape[0]), list(D.index), fontsize=7)
+    fig.colorbar(im, ax=ax, label="UVᵀ (logit scale)")
+    ax.set_title("Judge disagreement beyond the consensus")
+    return fig
+
+
+def plot_judge_profiles(fit, exclude=(), highlight: bool = True) -> Figure:
+    """Each judge's own scores Ŝ_k = γ_k μ + (UVᵀ)_k across the items ordered by the consensus
+    (paper Fig. 3b), with the consensus in black; leverage outliers are drawn in colour and
+    named (``exclude``: judges left out, e.g. the outlier itself)."""
+    tree = _hja_tree(fit)
+    S = hja.judge_scores(tree)
+    order = scores(tree).sort_values(ascending=False).index
+    S = S.drop(index=[j for j in exclude if j in S.index])[order]
+    outliers = set(hja.leverage_outliers(tree)["outliers"]) if highlight else set()
+    fig, ax = _fig(0.5 * S.shape[1] + 4, 5)
+    x = np.arange(S.shape[1])
+    for name, row in S.iterrows():
+        special = name in outliers
+        ax.plot(x, row.to_numpy(), color=None if special else "0.7", linewidth=1.8 if special else 0.8,
+                label=name if special else None, zorder=3 if special else 1)
+    ax.plot(x, scores(tree)[order].to_numpy(), color="k", linewidth=2.2, label="consensus μ")
+    ax.set_xticks(x, list(order), rotation=90, fontsize=7)
+    ax.set_ylabel("judge score S_ki")
+    ax.legend(fontsize=7)
+    ax.set_title("Judge score profiles")
+    return fig
+
+
+def plot_judge_leverage(fit) -> Figure:
+    """Leverage h_k = ‖(UVᵀ)_k‖ against sensitivity γ_k (paper Fig. F6); leverage outliers are
+    named on the plot and in the title."""
+    tree = _hja_tree(fit)
+    table = hja.judge_table(tree)
+    found = hja.leverage_outliers(tree)
+    fig, ax = _fig(6.5, 5)
+    ax.scatter(table["sensitivity"], table["leverage"], color="C0", s=22)
+    for _, row in table.iterrows():
+        if row["name"] in found["outliers"] or row["name"] == found["highest"]:
+            ax.scatter([row["sensitivity"]], [row["leverage"]], color="C3", s=30)
+            right = row["sensitivity"] > table["sensitivity"].median()
+            ax.annotate(row["name"], (row["sensitivity"], row["leverage"]), fontsize=7, xytext=(-4 if right else 4, 2),
+                        textcoords="offset points", ha="right" if right else "left")
+    ax.axvline(0, color="0.3", linewidth=0.8)
+    ax.axvline(1, color="0.5", linestyle="--", linewidth=0.8)
+    ax.set_xlabel("sensitivity γ_k")
+    ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
+    ax.set_title("outliers: " + (", ".join(found["outliers"]) or "none"), fontsize=8)
     return fig

@@ -12,6 +12,12 @@ def arena():
     return br.load("arena-2024")
 
 
+@pytest.fixture(scope="session")
+def mtbench():
+    """The bundled MT-Bench judge data (6 items, 20 judges, 300 cells)."""
+    return br.load("mtbench-judges")
+
+
 @pytest.fixture(autouse=True)
 def _quiet_pymc():
     with warnings.catch_warnings():

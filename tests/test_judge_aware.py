@@ -24,11 +24,6 @@ Z95 = float(norm.ppf(0.975))
 
 
 @pytest.fixture(scope="module")
-def mtbench():
-    return load("mtbench-judges")
-
-
-@pytest.fixture(scope="module")
 def mtbench_fits(mtbench):
     return {fw.name: br.fit(fw, mtbench) for fw in (JudgeAware(), BTL())}
 

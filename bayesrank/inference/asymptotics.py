@@ -10,6 +10,8 @@ through the same map (exactly normal for the variables linear in θ, such as the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from bayesrank.inference.compiled import Structure
@@ -31,8 +33,8 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
 
 
 def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
-                 cross: tuple[str, ...] = ("score",)) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Delta-method standard errors of every model variable, and full covariances of a few.
+                 cross: Mapping[str, bool] | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Delta-method standard errors of every model variable, and covariances of a few.
 
     Parameters
     ----------
@@ -41,21 +43,25 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
         The estimate θ̂.
     factor : ndarray
         L with L Lᵀ = Cov(θ̂).
-    cross : tuple of str
-        Variables whose full covariance matrix is returned (``score``: for differences).
+    cross : mapping of str to bool, optional
+        Variables whose covariance is returned (default ``{"score": False}``: for
+        differences): False for the full matrix, True for one block per entry of the first
+        axis (:meth:`~bayesrank.model.framework.Framework.covariances`).
 
     Returns
     -------
     se : dict
         Variable → standard errors (its shape).
     cov : dict
-        Variable in ``cross`` → ``(size, size)`` covariance.
+        Variable in ``cross`` → ``(size, size)`` covariance, or ``(rows, cols, cols)`` blocks.
     """
+    cross = {"score": False} if cross is None else cross
     layout = structure.layout()
     total = sum(sl.stop - sl.start for sl, _ in layout.values())
     var = np.zeros(total)
-    picks = {name: layout[name][0] for name in cross if name in layout}
-    cov = {name: np.zeros((sl.stop - sl.start,) * 2) for name, sl in picks.items()}
+    picks = {name: (layout[name][0], layout[name][1] if blocked else (int(np.prod(layout[name][1])),))
+             for name, blocked in cross.items() if name in layout}
+    cov = {name: np.zeros((*shape[:-1], shape[-1], shape[-1])) for name, (sl, shape) in picks.items()}
     n_dir = factor.shape[1]
     for start in range(0, n_dir, CHUNK):
         L = factor[:, start:start + CHUNK].T * STEP
@@ -63,10 +69,21 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
         k = L.shape[0]
         JL = (rows[:k] - rows[k:]) / (2 * STEP)          # (directions, variables)
         var += np.sum(JL**2, axis=0)
-        for name, sl in picks.items():
-            cov[name] += JL[:, sl].T @ JL[:, sl]
+        for name, (sl, shape) in picks.items():
+            block = JL[:, sl].reshape(k, -1, shape[-1])   # (directions, blocks, entries)
+            cov[name] += np.einsum("dbi,dbj->bij", block, block).reshape(cov[name].shape)
     se = {name: np.sqrt(var[sl]).reshape(shape) for name, (sl, shape) in layout.items()}
     return se, cov
+
+
+def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) -> list[str]:
+    """Model variables that change along ``directions`` (``(len(θ), g)``: a symmetry of the
+    likelihood): representatives of the symmetry's orbit, not identified quantities."""
+    step = STEP * directions.T / np.maximum(np.abs(directions).max(axis=0), 1e-300)[:, None]
+    rows = structure.value_rows(np.vstack([theta + step, theta - step]))
+    change = np.abs(rows[: len(step)] - rows[len(step):]).max(axis=0)
+    scale = np.maximum(np.abs(structure.value_rows(theta)[0]), 1.0)
+    return [name for name, (sl, _) in structure.layout().items() if np.any(change[sl] > 1e-7 * scale[sl])]
 
 
 def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,

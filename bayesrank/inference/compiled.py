@@ -396,7 +396,7 @@ class NaturalMap:
 
     def phi(self, theta: np.ndarray) -> np.ndarray:
         """φ(θ): exp on the coordinates of positive variables, the identity elsewhere."""
-        return np.where(self.exp_columns, np.exp(theta), theta)
+        return np.where(self.exp_columns, np.exp(np.where(self.exp_columns, theta, 0.0)), theta)
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:
         """The flat natural vector at θ."""
@@ -456,6 +456,19 @@ class NaturalMap:
             out *= np.where(self.exp_columns, e, 1.0) ** 2
             if grad is not None:
                 out += e * self._bt_g(grad, n_free)
+        return out
+
+    def theta_directions(self, directions: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
+        """``(len(θ), g)`` directions in θ that move the natural variables along ``directions``
+        (variable → ``(g, *shape)``; variables not named stay), to first order at θ: least
+        squares on each variable's block, in φ, then through dφ/dθ."""
+        g = len(next(iter(directions.values())))
+        out = np.zeros((theta.size, g))
+        dphi = np.where(self.exp_columns, self.phi(theta), 1.0)
+        for (rows, cols, block), name in zip(self.blocks, self.names):
+            if name in directions:
+                target = np.asarray(directions[name], dtype=float).reshape(g, -1).T
+                out[cols] = np.linalg.lstsq(block, target, rcond=None)[0] / dphi[cols][:, None]
         return out
 
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:

@@ -113,6 +113,20 @@ class CellDerivatives:
         return flat.reshape(self.size, self.size)
 
 
+def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed") -> np.ndarray:
+    """An information-type matrix (module docstring) in the natural coordinates of ``cd``:
+    the variables the predictors read, before the map to θ."""
+    link = cd.link
+    if kind == "observed":
+        return cd.matrix(-link["hess"], -link["grad"])
+    if kind == "expected":
+        lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
+        W = np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D)
+        return cd.matrix(W)
+    g = link["grad"]
+    return cd.matrix(g[:, :, None] * g[:, None, :])
+
+
 def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False) -> np.ndarray:
     """An information-type matrix of the free coordinates θ (see the module docstring).
 
@@ -132,19 +146,9 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    link = cd.link
-    curvature = None  # the gradient term of a Hessian through the exp of positive variables
-    if kind == "observed":
-        nat = cd.matrix(-link["hess"], -link["grad"])
-        curvature = -cd.gradient()
-    elif kind == "expected":
-        lp, D = bound.structure.kernels["link"].outcome_gradients(cd.values)
-        n = bound.counts.sum(axis=1)
-        W = np.einsum("c,co,cop,coq->cpq", n, np.exp(lp), D, D)
-        nat = cd.matrix(W)
-    else:
-        g = link["grad"]
-        nat = cd.matrix(g[:, :, None] * g[:, None, :])
+    nat = natural_information(cd, bound.counts, kind)
+    # the gradient term of a Hessian through the exp of positive variables
+    curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature)

@@ -6,8 +6,12 @@ as inputs; :func:`~bayesrank.inference.optimize.maximise` drives them to the MLE
 exact Hessian of :mod:`~bayesrank.inference.information`. The covariance is the inverse
 information on θ (observed by default; the framework may ask for the expected one), pushed
 to every model variable by the delta method and by draws from the asymptotic normal
-(:mod:`~bayesrank.inference.asymptotics`). The result is a DataTree of the shape of
-:mod:`~bayesrank.inference.tree`.
+(:mod:`~bayesrank.inference.asymptotics`). A framework with a continuous symmetry that its
+constraints leave (:meth:`~bayesrank.model.framework.Framework.gauge`: HJA's GL(r + 1)) is
+fitted and inverted in the complement of the symmetry's directions at θ̂ — a chart of the
+quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported quantity, being invariant
+under the symmetry, gets the same Wald interval whichever complement is used. The result is
+a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from bayesrank.inference import asymptotics
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import INFORMATION, information
-from bayesrank.inference.optimize import maximise
+from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import Framework
 
@@ -111,10 +115,22 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         moved = framework.canonical(bound.natural(theta))
         return theta if moved is None else structure.natural.theta_for(moved, theta)
 
+    def symmetry(theta):
+        """Tangent directions in θ of the symmetry the constraints leave (Framework.gauge)."""
+        return structure.natural.theta_directions(framework.gauge(bound.natural(theta)), theta)
+
+    gauge = symmetry if framework.n_gauge(prepared) else None  # then: work in its complement
+
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical)
-    observed = information(bound, theta, "observed")
+                                canonical=canonical, gauge=gauge)
+    chart = gauge_complement(gauge(theta)) if gauge is not None else None
+
+    def reduced(matrix):
+        """An information matrix in the identified directions (all of θ without a symmetry)."""
+        return matrix if chart is None else chart.T @ matrix @ chart
+
+    observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
     eigenvalues = np.linalg.eigvalsh(observed / n)
     eig_min = float(eigenvalues[0])
@@ -125,7 +141,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     notes += check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
 
-    cov = np.full_like(observed, np.nan)
+    cov = np.full((structure.n_free, structure.n_free), np.nan)
     converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
     if not identified:
         if mle_exists:
@@ -135,9 +151,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
                 "use method='nuts' (proper priors) or a simpler model."
             )
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
-        info = observed if kind == "observed" else information(bound, theta, kind)
+        info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
             cov = np.linalg.inv(info)
+            cov = cov if chart is None else chart @ cov @ chart.T
         except np.linalg.LinAlgError:
             converged = False
             notes.append(
@@ -154,14 +171,27 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     cell_log_probs = bound.log_probs(theta)
     with np.errstate(invalid="ignore"):
         loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
+    covariances = framework.covariances()
     if mle_exists and np.all(np.isfinite(cov)):
         factor = asymptotics.covariance_factor(cov)
-        se, cross = asymptotics.delta_method(structure, theta, factor)
+        se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
         sample = asymptotics.draws(structure, theta, factor, n_draws, np.random.default_rng(random_seed))
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
-        cross = {"score": np.full((prepared.n_items,) * 2, np.nan)}
+        cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
+                 for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
+    if chart is not None:  # representatives of the symmetry's orbit: a value, but no uncertainty
+        for name in asymptotics.moved_by(structure, theta, gauge(theta)):
+            se[name] = np.full(np.shape(values[name]), np.nan)
+    found = framework.findings(prepared, values, sample) if mle_exists else None
+    if found is not None:
+        notes += found.warnings
+        for name in found.hidden:  # not identified by these data: never reported as a number
+            values[name], se[name], sample[name] = (np.full(np.shape(x), np.nan) for x in
+                                                    (values[name], se[name], sample[name]))
+            if name in cross:
+                cross[name] = np.full(np.shape(cross[name]), np.nan)
     if not mle_exists:  # never report an optimiser-path point as an estimate
         values = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
 
@@ -171,7 +201,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
             **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values},
-            "score_cov": (("item", "item_"), cross["score"]),
+            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()},
             "theta": ("free", theta),
             "theta_cov": (("free", "free_"), cov),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
@@ -197,9 +227,21 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         "information": kind,
         "near_duplicates": [list(d) for d in near_duplicates],
         **check,
+        **(found.diagnostics if found is not None else {}),
     }
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
-                    estimate=estimate, n_params=structure.n_free, diagnostics=diagnostics, warnings=notes)
+                    estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
+                    diagnostics=diagnostics, warnings=notes)
+
+
+def _cov_shape(shape: tuple, blocked: bool) -> tuple:
+    """Shape of a stored covariance (:meth:`~bayesrank.model.framework.Framework.covariances`)."""
+    return (*shape[:1], shape[-1], shape[-1]) if blocked else (int(np.prod(shape)),) * 2
+
+
+def _cov_dims(dims: tuple, blocked: bool) -> tuple:
+    """Dims of a stored covariance: ``(item, item_)``, or ``(judge, item, item_)`` per block."""
+    return (*dims[:1], dims[-1], f"{dims[-1]}_") if blocked else (dims[0], f"{dims[0]}_")
 
 
 __all__ = ["COVARIANCE", "GRADIENT_TOL", "INFORMATION", "fit_map"]

@@ -110,10 +110,16 @@ def fit_nuts(
                        near_duplicates=[list(d) for d in near_duplicates])
     notes += sampling_warnings(diagnostics)
     posterior = idata["posterior"].to_dataset()
+    flat = {name: da.values.reshape(-1, *da.shape[2:]) for name, da in posterior.data_vars.items()}
+    found = framework.findings(prepared, {name: x.mean(axis=0) for name, x in flat.items()}, flat)
+    notes += found.warnings
+    diagnostics.update(found.diagnostics)
+    for name in found.hidden:  # not identified by these data: never reported as a number
+        posterior[name] = posterior[name] * np.nan
     log_likelihood = idata["log_likelihood"].to_dataset()
     estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
     extra = {"log_likelihood": log_likelihood, "sample_stats": idata["sample_stats"].to_dataset()}
-    n_params = compiled(framework, prepared, "flat").n_free
+    n_params = compiled(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
                     estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
 

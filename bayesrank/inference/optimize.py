@@ -6,6 +6,11 @@
    :data:`NEWTON_START` per comparison.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence.
+   For a model with a continuous symmetry its constraints do not remove (HJA's GL(r + 1)
+   acting on its judge and item factors: ``gauge``), the log-likelihood is constant along the
+   symmetry's orbits and its Hessian singular there; Newton's method then steps in the
+   complement of the orbit's tangent space (:func:`gauge_complement`), a local chart of the
+   quotient where the identified coordinates live.
 3. Where the Hessian is indefinite or Newton stalls — the flat, non-convex likelihoods of the
    rank-3 Thurstonian covariance models — L-BFGS-B resumes to its tight tolerance in
    coordinates whitened by the exact Hessian (|eigenvalues| floored at 1e-5 of the largest;
@@ -55,6 +60,7 @@ def maximise(
     maxiter: int = 20000,
     information_diagonal: Callable[[np.ndarray], np.ndarray] | None = None,
     canonical: Callable[[np.ndarray], np.ndarray] | None = None,
+    gauge: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring).
 
@@ -75,6 +81,10 @@ def maximise(
     canonical : callable, optional
         θ ↦ an equivalent θ (same log-likelihood) in well-conditioned coordinates, applied
         before each Newton phase (:meth:`bayesrank.model.framework.Framework.canonical`).
+    gauge : callable, optional
+        θ ↦ ``(len(θ), g)`` tangent directions of a symmetry of the log-likelihood at θ
+        (:meth:`bayesrank.model.framework.Framework.gauge`); Newton's method steps orthogonally
+        to them.
 
     Returns
     -------
@@ -124,7 +134,7 @@ def maximise(
 
     settle = canonical if canonical is not None else (lambda th: th)
     theta, iterations = lbfgs(x0, maxiter, stop_below=NEWTON_START)
-    theta, newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
+    theta, newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
@@ -143,12 +153,22 @@ def maximise(
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
-        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
+        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
         newton += more_newton
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
 
-def _newton(logp_dlogp, hessian, theta, n, max_iter: int = 20):
+def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
+    """An orthonormal basis ``(n, n − g)`` of the complement of the span of ``directions`` ``(n, g)``
+    (the tangent space of a symmetry's orbit), or None without a symmetry."""
+    if directions is None or directions.shape[1] == 0:
+        return None
+    U, s, _ = np.linalg.svd(directions, full_matrices=True)
+    g = int(np.sum(s > 1e-10 * max(s[0], 1e-300)))
+    return U[:, g:]
+
+
+def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20):
     """Newton's method with backtracking while the log-likelihood is locally concave.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
@@ -163,12 +183,15 @@ def _newton(logp_dlogp, hessian, theta, n, max_iter: int = 20):
         information = -hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
-        d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-300))
+        T = gauge_complement(gauge(theta)) if gauge is not None else None
+        reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
+        d = np.sqrt(np.maximum(np.abs(np.diag(reduced)), 1e-300))
         try:
-            factor = cho_factor(information / np.outer(d, d))
+            factor = cho_factor(reduced / np.outer(d, d))
         except np.linalg.LinAlgError:
             return theta, it, False, information
-        step = cho_solve(factor, grad / d) / d
+        step = cho_solve(factor, rgrad / d) / d
+        step = step if T is None else T @ step
         slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
         for alpha in (1.0, 0.5, 0.25, 0.125, 0.0625):
             candidate = theta + alpha * step

@@ -1,6 +1,7 @@
 """Models: outcome links × score structures = frameworks (specs that build PyMC models)."""
 
 from bayesrank.model.framework import Framework, Local, Predictor, Priors
+from bayesrank.model.hja import HJA, HJAPriors
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, JudgePriors, SignedJudgeAware
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 from bayesrank.model.registry import FRAMEWORKS, framework_from_spec
@@ -11,6 +12,8 @@ __all__ = [
     "BradleyTerry",
     "Davidson",
     "Framework",
+    "HJA",
+    "HJAPriors",
     "JudgeAware",
     "JudgeAwareCovariate",
     "JudgePriors",

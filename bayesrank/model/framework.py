@@ -82,6 +82,25 @@ class Predictor:
 
 
 @dataclass(frozen=True)
+class Findings:
+    """A framework's verdict on what a fit identifies (:meth:`Framework.findings`).
+
+    Attributes
+    ----------
+    warnings : list of str
+        Sentences for the fit's warnings.
+    hidden : tuple of str
+        Variables that are not identified by these data: reported as NaN, never as numbers.
+    diagnostics : dict
+        JSON-able facts for the fit's diagnostics.
+    """
+
+    warnings: list = field(default_factory=list)
+    hidden: tuple = ()
+    diagnostics: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Priors:
     """Scales of the weakly informative priors used with ``method="nuts"``.
 
@@ -156,6 +175,42 @@ class Framework:
         mix); the optimiser moves to the canonical point before Newton's method.
         """
         return None
+
+    def gauge(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """Tangent directions of a continuous symmetry of the likelihood that the variables'
+        constraints leave (HJA: GL(r + 1) acting on its factors), at ``values`` of the natural
+        variables: variable → ``(g, *shape)``, the same g directions for each; None (the
+        default) when the constraints remove every symmetry.
+
+        MAP steps and covariances then live in the complement of these directions (a chart
+        of the quotient), and only quantities invariant under the symmetry are reported.
+        """
+        return None
+
+    def n_gauge(self, data: Comparisons) -> int:
+        """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""
+        return 0
+
+    def covariances(self) -> dict[str, bool]:
+        """Variables whose delta-method covariance a MAP fit stores for contrasts (``<name>_cov``):
+        name → False for the full matrix of a vector, True for one block per entry of its first
+        axis (a judge's scores: contrasts within a judge)."""
+        return {"score": False}
+
+    def findings(self, data: Comparisons, point: Mapping[str, np.ndarray],
+                 draws: Mapping[str, np.ndarray]) -> Findings:
+        """What a fit of these data leaves unidentified, said in words (default: nothing).
+
+        Parameters
+        ----------
+        data : Comparisons
+            The prepared cells.
+        point : mapping
+            Point values of the model variables (MLE or posterior mean).
+        draws : mapping
+            Their draws (asymptotic normal or posterior), leading axis = draw.
+        """
+        return Findings()
 
     def signed_counterpart(self) -> Framework | None:
         """A framework whose fit tells whether this one's MLE exists (judge-aware models: the

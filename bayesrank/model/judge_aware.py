@@ -178,15 +178,19 @@ class JudgeAware(Framework):
                 "position_bias=True needs which item was shown first (column 'first'); "
                 "the data have no position information."
             )
-        if self.ties == "drop":
-            return data.without_ties()
-        if self.ties == "half":
-            return data.ties_as_halves()
-        if data.ties.sum() == 0:
+        if self.ties == "davidson" and data.ties.sum() == 0:
             raise DataError(
                 "the data have no ties, so the Davidson tie parameters are not estimable; "
                 "use ties='half' or ties='drop'."
             )
+        return self.tie_convention(data)
+
+    def tie_convention(self, data: Comparisons) -> Comparisons:
+        """The cells as the likelihood counts them: ties as halves, dropped, or kept (Davidson)."""
+        if self.ties == "drop":
+            return data.without_ties()
+        if self.ties == "half":
+            return data.ties_as_halves()
         return data
 
     # ------------------------------------------------------------------ model
@@ -197,6 +201,10 @@ class JudgeAware(Framework):
     def variables(self, data, prior):
         zero_sum_scores("score", "item", prior, self.priors.score)
         self._discrimination(data, prior)
+        self._judge_terms(data, prior)
+
+    def _judge_terms(self, data, prior):
+        """The per-judge position intercepts δ_k and Davidson tie parameters η_k, when asked for."""
         dims, _ = self._per_judge(data)
         if self.position_bias:
             free_real("delta", prior, self.priors.position, **dims)
@@ -214,20 +222,28 @@ class JudgeAware(Framework):
     def _scale(u, cells):
         return pt.exp(u["log_gamma"])
 
-    def predictors(self, data):
-        _, by = self._per_judge(data)
+    def _contrast_inputs(self) -> dict[str, Local]:
+        """The local values the judge's contrast of the two items reads."""
         inputs = dict(SCORE_PAIR)
         if self.discrimination is not None:
             inputs.update(self._scale_inputs())
+        return inputs
+
+    def _contrast(self, u, cells):
+        """γ_k(s_a − s_b) (s_a − s_b for the pooled model)."""
+        d = u["score_a"] - u["score_b"]
+        return d if self.discrimination is None else self._scale(u, cells) * d
+
+    def predictors(self, data):
+        _, by = self._per_judge(data)
+        inputs = self._contrast_inputs()
         if self.position_bias:
             inputs["delta"] = Local("delta", by)
-        scale = self._scale if self.discrimination is not None else None
+        contrast = self._contrast
 
         def linear_predictor(u, cells):
-            """d = γ_k(s_a − s_b) [+ δ_k x]."""
-            d = u["score_a"] - u["score_b"]
-            if scale is not None:
-                d = scale(u, cells) * d
+            """d = the judge's contrast of a and b [+ δ_k x]."""
+            d = contrast(u, cells)
             return d + _position(u, cells) if "delta" in u else d
 
         out = {"d": Predictor(inputs, linear_predictor, linear=self.discrimination is None)}

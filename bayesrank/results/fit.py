@@ -19,7 +19,7 @@ from bayesrank.errors import ModelSpecError
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
 from bayesrank.model.framework import Framework
-from bayesrank.results import estimates, io, leaderboard, likelihood, predict, summary
+from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
 from bayesrank.results.judges import judges
 
 #: Inference methods of :func:`fit`.
@@ -156,6 +156,14 @@ class Fit:
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
+
+    def disagreement(self) -> dict:
+        """HJA fits: the disagreement summary (:func:`bayesrank.results.hja.disagreement_summary`)."""
+        return hja.disagreement_summary(self.tree)
+
+    def judge_differences(self, judge: str, level: float = 0.95) -> pd.DataFrame:
+        """HJA fits: one judge's own contrasts S_ki − S_kj (:func:`bayesrank.results.hja.judge_differences`)."""
+        return hja.judge_differences(self.tree, judge, level)
 
     def predict(self, item_a, item_b, **kwargs) -> pd.DataFrame:
         return predict.predict(self.tree, item_a, item_b, **kwargs)

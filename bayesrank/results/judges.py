@@ -8,6 +8,7 @@ import xarray as xr
 
 from bayesrank.errors import BayesrankError
 from bayesrank.results.estimates import interval, interval_kind, point, se
+from bayesrank.results.hja import judge_table
 from bayesrank.results.io import framework_of
 
 
@@ -20,9 +21,12 @@ def judges(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
         ``name, gamma, se, lower, upper, lower_log, upper_log``: MAP — the delta-method Wald
         interval of γ and the log-scale interval exp(log γ̂ ± z·se(log γ̂)) (for a positive
         γ); NUTS — posterior mean, sd and the equal-tailed interval (both interval columns
-        equal, which a log scale leaves unchanged).
+        equal, which a log scale leaves unchanged). HJA fits: :func:`bayesrank.results.hja.judge_table`
+        (signed sensitivities and leverages).
     """
     framework = framework_of(tree)
+    if framework.name == "hja":
+        return judge_table(tree, level)
     if "gamma" not in framework.reported():
         raise BayesrankError(f"{framework.label} has no judge discriminations.")
     names = [str(x) for x in tree["constant_data"]["judge"].values]

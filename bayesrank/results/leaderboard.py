@@ -114,24 +114,46 @@ def differences(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
         (MAP) or equal-tailed (NUTS).
     """
     check_level(level)
-    names = items(tree)
-    order = scores(tree).sort_values(ascending=False, kind="stable").index
-    idx = np.array([names.index(x) for x in order])
-    i, j = np.triu_indices(len(idx), k=1)
-    i, j = idx[i], idx[j]
+    wald = interval_kind(tree) == "wald"
+    return pairwise_contrasts(items(tree), point(tree, "score"),
+                              tree["estimate"]["score_cov"].values if wald else None,
+                              None if wald else draws(tree, "score"), level)
+
+
+def pairwise_contrasts(names, value: np.ndarray, cov: np.ndarray | None, sample: np.ndarray | None,
+                       level: float = 0.95) -> pd.DataFrame:
+    """x_i − x_j for every pair i < j of a vector x, in decreasing order of x.
+
+    Parameters
+    ----------
+    names : sequence of str
+    value : ndarray
+        Point values of x (the MLE or posterior mean).
+    cov : ndarray, optional
+        Covariance of x̂ (Wald: the delta method); otherwise ``sample``.
+    sample : ndarray, optional
+        ``(draws, len(x))`` draws of x (equal-tailed intervals).
+    level : float
+
+    Returns
+    -------
+    DataFrame
+        ``item_i, item_j, difference, se, lower, upper, p_greater`` (P(x_i > x_j): asymptotic
+        normal, or the share of draws).
+    """
+    order = np.argsort(-np.asarray(value, dtype=float), kind="stable")
+    i, j = np.triu_indices(len(order), k=1)
+    i, j = order[i], order[j]
     alpha = (1 - level) / 2
-    if interval_kind(tree) == "wald":
-        s = point(tree, "score")
-        C = tree["estimate"]["score_cov"].values
-        diff = s[i] - s[j]
-        err = np.sqrt(np.clip(C[i, i] + C[j, j] - 2 * C[i, j], 0, None))
+    if cov is not None:
+        diff = value[i] - value[j]
+        err = np.sqrt(np.clip(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0, None))
         z = norm.ppf(1 - alpha)
         lower, upper = diff - z * err, diff + z * err
         with np.errstate(invalid="ignore", divide="ignore"):
             p = norm.cdf(diff / err)
     else:
-        dd = draws(tree, "score")
-        dd = dd[:, i] - dd[:, j]
+        dd = sample[:, i] - sample[:, j]
         diff, err = dd.mean(axis=0), dd.std(axis=0, ddof=1)
         lower, upper = np.quantile(dd, alpha, axis=0), np.quantile(dd, 1 - alpha, axis=0)
         p = (dd > 0).mean(axis=0)

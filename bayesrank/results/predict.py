@@ -107,13 +107,26 @@ def _indices(names, known, what) -> np.ndarray:
     return np.array([lookup[n] for n in names], dtype=np.int64)
 
 
+def _in_fit_order(cells: Comparisons, data: Comparisons) -> dict:
+    """Per-cell arrays of ``cells`` with items and judges indexed as in the fit (matched by name:
+    a test split or a subset may list them in another order)."""
+    arrays = cell_arrays(cells)
+    items = np.asarray(cells.items, dtype=object)
+    arrays["item_a"] = _indices(items[cells.a], data.items, "item")
+    arrays["item_b"] = _indices(items[cells.b], data.items, "item")
+    if cells.judge is not None and data.judges is not None:
+        arrays["judge_index"] = _indices(np.asarray(cells.judges, dtype=object)[cells.judge], data.judges, "judge")
+    return arrays
+
+
 def cell_log_probs(tree: xr.DataTree, cells) -> np.ndarray:
-    """``(n, 3)`` log-probabilities of any cells of the fit's items (a :class:`Comparisons` or
-    per-cell arrays): MAP — at the estimate; NUTS — log of the posterior-mean probabilities."""
+    """``(n, 3)`` log-probabilities of any cells of the fit's items (a :class:`Comparisons`,
+    whose items and judges are matched to the fit's by name, or per-cell arrays in the fit's
+    indexing): MAP — at the estimate; NUTS — log of the posterior-mean probabilities."""
     framework, data = framework_of(tree), model_data_of(tree)
     structure = compiled(framework, data, "flat")
     if isinstance(cells, Comparisons):
-        cells = cell_arrays(cells)
+        cells = _in_fit_order(cells, data)
     if interval_kind(tree) == "wald":
         return structure.log_probs({v: point(tree, v) for v in structure.natural.names}, cells)
     probs = posterior_probabilities(framework, data, tree["posterior"].to_dataset(), cells)

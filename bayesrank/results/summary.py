@@ -8,6 +8,7 @@ import xarray as xr
 
 from bayesrank.inference.tree import plain
 from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
+from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges
 from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
@@ -43,10 +44,14 @@ def summary(tree: xr.DataTree) -> dict:
 
 def to_json(tree: xr.DataTree, level: float = 0.95) -> dict:
     """The CLI contract: :func:`summary` plus ``items`` (best first) and, for judge-aware
-    fits, ``judges``."""
+    fits, ``judges``; HJA fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a
+    ``disagreement`` summary (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
     board = leaderboard(tree, level)
     items = [dict(row) for row in board[list(ITEM_FIELDS)].to_dict("records")]
     out = {**summary(tree), "items": items}
-    if "gamma" in framework_of(tree).reported():
+    framework = framework_of(tree)
+    if "gamma" in framework.reported():
         out["judges"] = judges(tree, level).to_dict("records")
+    if framework.name == "hja":
+        out["disagreement"] = disagreement_summary(tree)
     return plain(out)
