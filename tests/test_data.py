@@ -73,7 +73,7 @@ def test_unknown_suffix_says_to_pass_format(tmp_path):
 
 
 def test_unknown_format_value():
-    with pytest.raises(DataError, match="unknown format='xlsx'; use one of csv, parquet"):
+    with pytest.raises(DataError, match=r"unknown format=.xlsx. \(CLI: --data-format\); use one of csv, parquet"):
         read(BAD / "bad_outcome.csv", format="xlsx")
 
 
