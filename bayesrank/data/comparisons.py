@@ -60,7 +60,7 @@ class Comparisons:
     agreement : DataFrame or None
         For judge records with question ids: the share of identical verdicts of each pair of
         judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
-        :func:`bayesrank.data.judges.agreement_table`).
+        :mod:`bayesrank.data.aggregate`).
     dropped : dict
         Comparisons left out while reading, by reason (e.g. ``{"unknown verdict": 12}``).
     source : str

@@ -85,6 +85,9 @@ def fit_map(
         raise ModelSpecError(f"information must be 'observed' or 'expected', got {kind!r}.")
     if n_draws < 1:
         raise ModelSpecError(f"n_draws must be at least 1, got {n_draws}.")
+    if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer))
+                                    or random_seed < 0):
+        raise ModelSpecError(f"random_seed must be a non-negative integer, got {random_seed!r}.")
     # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
     # compete with each other and with other processes (bench/README.md)
