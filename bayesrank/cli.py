@@ -314,6 +314,7 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
         f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
         f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
         f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
+        accounting_line(result.data.accounting()),
         ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else "score = logit scale")
         + f", se and {kind}; rank interval from the "
         + ("asymptotic normal" if result.method == "map" else "posterior"),
@@ -324,6 +325,16 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def accounting_line(acc: dict) -> str:
+    """What was read, dropped (and why) and used, in one line."""
+    read = f"{acc['records_read']:,} records read ({acc['comparisons_read']:,} comparisons)" \
+        if acc["records_read"] else f"{acc['comparisons_read']:,} comparisons read"
+    dropped = sum(acc["dropped"].values())
+    why = "; ".join(f"{k} {v:,}" for k, v in acc["dropped"].items())
+    notes = "".join(f"; note: {k} {v:,}" for k, v in acc["notes"].items())
+    return f"data: {read}, {dropped:,} dropped" + (f" ({why})" if why else "") + f", {acc['comparisons_used']:,} used" + notes
 
 
 def cmd_datasets(args) -> int:

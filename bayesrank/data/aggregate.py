@@ -37,6 +37,7 @@ import math
 import re
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,8 +203,8 @@ def _csv_header(path: Path, source: str) -> list[str]:
         opener = gzip.open if path.suffix.lower() == ".gz" else open
         with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
             first = fh.readline(1 << 20)
-    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
-        raise DataError(f"cannot read {source} as UTF-8 text: {err}.") from None
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:
+        raise text_error(path, err) from None
     if not first.strip():
         raise DataError(f"no comparisons in {source}: the file is empty.")
     if "\x00" in first:
@@ -212,6 +213,14 @@ def _csv_header(path: Path, source: str) -> list[str]:
         return next(csv.reader(io.StringIO(first)))
     except csv.Error as err:
         raise DataError(f"{source} is not a readable CSV file: its header line is malformed ({err}).") from None
+
+
+def text_error(path: Path, err: Exception) -> DataError:
+    """Why a text file could not be read, in one line (a broken gzip file, bytes that are not UTF-8)."""
+    if path.suffix.lower() == ".gz" and not isinstance(err, UnicodeDecodeError):
+        return DataError(f"{path} is not a readable gzip file (corrupt or truncated: {err}); compress it again "
+                         "or pass the uncompressed file.")
+    return DataError(f"cannot read {path} as UTF-8 text: {err}; save it as UTF-8.")
 
 
 def table_from_parquet(con, path: Path, source: str) -> Table:
@@ -616,8 +625,8 @@ def aggregate(
     for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
         frame[col] = frame[col].astype(float).fillna(0.0)
     total = float(frame[["wins_a", "wins_b", "ties", "ties_bothbad"]].to_numpy().sum())
-    if total > MAX_COUNT:
-        raise DataError(f"the counts{where} add up to {total:.4g} comparisons, more than 2^53 = {MAX_COUNT:.0f}; "
+    if total >= MAX_COUNT:
+        raise DataError(f"the counts{where} add up to {total:.4g} comparisons, more than 2^53 - 1; "
                         "totals that large cannot be represented exactly.")
     if not both_bad_as_ties and frame["ties_bothbad"].sum():
         dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
@@ -647,6 +656,8 @@ def _shown(value) -> str:
     if text.startswith('"') and text.endswith('"') and len(text) > 1:  # a JSON string
         with contextlib.suppress(ValueError):
             return repr(json.loads(text))
+    if len(text) > 40:
+        text = text[:37] + "..."
     try:
         float(text)
     except ValueError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from bayesrank.data.aggregate import (
     table_from_frame,
     table_from_json_records,
     table_from_parquet,
+    text_error,
 )
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.records import from_count_table, from_table
@@ -137,8 +139,8 @@ def _read_text(path: Path) -> str:
                             "write the records as JSON lines (one record per line), CSV or Parquet.")
         with _open_text(path) as fh:
             return fh.read()
-    except (OSError, UnicodeDecodeError, EOFError) as err:
-        raise DataError(f"cannot read {path} as UTF-8 text: {err}.") from None
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        raise text_error(path, err) from None
 
 
 def _json_layout(path: Path) -> str:
@@ -155,8 +157,8 @@ def _json_layout(path: Path) -> str:
             fh.seek(0)
             line = fh.readline(1 << 26).strip()
             rest = fh.read(1 << 12).strip()
-    except (OSError, UnicodeDecodeError, EOFError) as err:
-        raise DataError(f"cannot read {path} as UTF-8 text: {err}.") from None
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        raise text_error(path, err) from None
     try:
         json.loads(line)
     except (json.JSONDecodeError, RecursionError):
@@ -186,8 +188,8 @@ def _locate(path: Path, fmt: str) -> DataError | None:
                                      "JSON-lines files need one complete JSON object per line.")
                 except RecursionError:
                     return DataError(f"{source} line {lineno} is nested too deeply to be a comparison record.")
-    except (OSError, UnicodeDecodeError, EOFError) as err:
-        return DataError(f"cannot read {path} as UTF-8 text: {err}.")
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        return text_error(path, err)
     return None
 
 

@@ -99,7 +99,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
     notes = statistical_warnings(prepared)
-    judge_notes, near_duplicates = judge_warnings(data)
+    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
     structure = compiled(framework, prepared, prior="flat")
     bound = structure.bind(prepared)
@@ -124,7 +124,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     identified = bool(eig_min > SINGULAR * max(float(eigenvalues[-1]), 0.0))
 
     values = structure.values(theta)
-    check = check_existence(framework, prepared, values, maxiter)
+    check = check_existence(framework, bound, theta, values, maxiter)
     notes += check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
 
