@@ -100,6 +100,8 @@ def write_files(writers: Mapping[Path, Callable[[Path], None]], overwrite: bool 
         raise OutputError(f"{names} already exist{'s' if len(existing) == 1 else ''}; pass --force "
                           "(overwrite=True) to replace, or choose another output place.")
     temps: dict[Path, str] = {}
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for target, write in writers.items():
             target = Path(target)
@@ -107,6 +109,7 @@ def write_files(writers: Mapping[Path, Callable[[Path], None]], overwrite: bool 
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             os.close(fd)
             temps[target] = tmp
+            os.chmod(tmp, 0o666 & ~umask)  # the permissions a plainly created file gets
             write(Path(tmp))
         for target, tmp in temps.items():
             os.replace(tmp, target)
