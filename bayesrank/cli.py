@@ -223,8 +223,6 @@ def cmd_evaluate(args) -> int:
         result = fit(framework, train)
         metrics = {**goodness_of_fit(result, test, leaderbot_compat=args.leaderbot_compat), "train_nll": result.nll,
                    "n_train_cells": train.n_cells, "n_test_cells": test.n_cells}
-    if not result.diagnostics.get("mle_exists", True):
-        metrics = {k: (float("nan") if isinstance(v, float) else v) for k, v in metrics.items()}
     out = plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
                  "method": result.method, "evaluation": kind, "split": args.split, "seed": args.seed,
                  "n_params": result.n_params, "converged": result.converged, "nll": result.nll,

@@ -76,6 +76,9 @@ REFUSED = [
     ("self-comparison", "s.csv", HEADER + "x,x,tie\n", [], "compares 'x' with itself"),
     ("a records file that is a JSON scalar", "sc.json", "3", [], "expected a list of records"),
     ("records that are not objects", "no.json", "[1, 2]", [], "record 0"),
+    ("a record without model_a (JSON lines; found by the fuzzer)", "m.jsonl",
+     '{"model_a": "x", "model_b": "y", "winner": "tie"}\n{"model_b": "y", "winner": "model_a"}\n', [],
+     "record 1 in"),
     ("empty file", "e.csv", "", [], "empty"),
 ]
 USAGE = [
@@ -368,3 +371,24 @@ def test_errors_are_documented():
         assert issubclass(getattr(br, name), BayesrankError)
     assert "parsed, never executed" in readme
     assert issubclass(DataError, ValueError)
+
+
+def test_evaluate_reports_no_numbers_without_an_mle(capsys, tmp_path):
+    """No NLL, AIC or fit metrics from wherever the optimiser stopped when the MLE does not exist."""
+    data = _write(tmp_path, "sep.csv", HEADER + "x,y,model_a\ny,z,model_a\nx,z,model_a\n")
+    code, out, _ = run(capsys, "evaluate", data, "--model", "bt", "--format", "json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["mle_exists"] is False and res["nll"] is None
+    assert all(v is None for k, v in res["metrics"].items() if k not in ("k", "n"))
+    fit = br.fit(br.BradleyTerry(), data)  # the API says the same
+    assert np.isnan(fit.nll) and not fit.diagnostics["mle_exists"]
+    from bayesrank.evaluate import information_criteria
+    assert all(np.isnan(v) for k, v in information_criteria(fit).items() if k in ("aic", "bic"))
+
+
+def test_nuts_divergence_advice_names_the_cli_flag():
+    from bayesrank.inference.nuts import sampling_warnings
+
+    text = sampling_warnings({"divergences": 3, "max_rhat": 1.0, "min_ess_bulk": 1000, "min_ess_tail": 1000})[0]
+    assert "--target-accept" in text

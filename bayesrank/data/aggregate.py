@@ -356,7 +356,8 @@ def _name(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]], str
         bad = [(f"{t} = 'BOOLEAN'", "is a boolean, not a name"),
                (f"{t} IN ('ARRAY', 'OBJECT')", "is a list or an object, not a name")]
         return text, raw, bad + [
-            (f"{t} NOT IN ('BOOLEAN', 'ARRAY', 'OBJECT') AND coalesce({text}, '') = ''", "is missing or empty"),
+            (f"coalesce({t}, 'NULL') NOT IN ('BOOLEAN', 'ARRAY', 'OBJECT') AND coalesce({text}, '') = ''",
+             "is missing or empty"),
             (f"contains({text}, chr(0))", "contains a NUL character")], untrimmed
     else:
         what = "a boolean" if kind == "BOOLEAN" else f"of type {kind}"

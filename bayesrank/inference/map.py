@@ -165,8 +165,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
         cross = {"score": np.full((prepared.n_items,) * 2, np.nan)}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    if not mle_exists:  # never report an optimiser-path point as an estimate
+    if not mle_exists:  # never report an optimiser-path point as an estimate, nor its likelihood
         values = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
+        cell_log_probs = np.full_like(cell_log_probs, np.nan)
+        loglik = float("nan")
 
     coords = coords_of(framework, prepared)
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}
