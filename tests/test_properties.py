@@ -37,15 +37,14 @@ NAMES = st.sampled_from(["gpt-4", "claude v1", "NA", "None", "null", "a,b", 'say
 OUTCOMES = ("model_a", "model_b", "tie", "tie (bothbad)")
 
 
+#: Two different names: a compared item pair.
+PAIRS = st.tuples(NAMES, NAMES).filter(lambda ab: ab[0] != ab[1])
+
+
 @st.composite
 def battles(draw, min_size=1, max_size=40):
-    n = draw(st.integers(min_size, max_size))
-    rows = []
-    for _ in range(n):
-        a = draw(NAMES)
-        b = draw(NAMES.filter(lambda x, a=a: x != a))
-        rows.append((a, b, draw(st.sampled_from(OUTCOMES))))
-    frame = pd.DataFrame(rows, columns=["model_a", "model_b", "winner"])
+    rows = draw(st.lists(st.tuples(PAIRS, st.sampled_from(OUTCOMES)), min_size=min_size, max_size=max_size))
+    frame = pd.DataFrame([(a, b, w) for (a, b), w in rows], columns=["model_a", "model_b", "winner"])
     if (frame["winner"] == "tie (bothbad)").all():  # keep at least one comparison
         frame.loc[0, "winner"] = "tie"
     return frame
@@ -53,14 +52,10 @@ def battles(draw, min_size=1, max_size=40):
 
 @st.composite
 def count_rows(draw, min_size=1, max_size=25):
-    n = draw(st.integers(min_size, max_size))
-    rows = []
-    for _ in range(n):
-        a = draw(NAMES)
-        b = draw(NAMES.filter(lambda x, a=a: x != a))
-        counts = draw(st.lists(st.integers(0, 10**6), min_size=3, max_size=3))
-        rows.append((a, b, *counts, draw(st.sampled_from(["a", "b"]))))
-    frame = pd.DataFrame(rows, columns=["model_a", "model_b", "wins_a", "wins_b", "ties", "first"])
+    counts = st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6))
+    rows = draw(st.lists(st.tuples(PAIRS, counts, st.sampled_from(["a", "b"])), min_size=min_size, max_size=max_size))
+    frame = pd.DataFrame([(a, b, *c, f) for (a, b), c, f in rows],
+                         columns=["model_a", "model_b", "wins_a", "wins_b", "ties", "first"])
     if frame[["wins_a", "wins_b", "ties"]].to_numpy().sum() == 0:
         frame.loc[0, "wins_a"] = 1
     return frame
@@ -232,12 +227,16 @@ def _only_bayesrank_errors(path: Path, fmt=None):
     return "read"
 
 
-@FAST
-@given(st.binary(max_size=200), st.sampled_from(SUFFIXES))
-def test_arbitrary_bytes_raise_only_bayesrank_errors(tmp_path_factory, content, suffix):
+def _bytes_file(tmp_path_factory, content: bytes, suffix: str):
     path = tmp_path_factory.mktemp("b") / f"f{suffix}"
     path.write_bytes(content)
     _only_bayesrank_errors(path)
+
+
+@FAST
+@given(st.binary(max_size=200), st.sampled_from(SUFFIXES))
+def test_arbitrary_bytes_raise_only_bayesrank_errors(tmp_path_factory, content, suffix):
+    _bytes_file(tmp_path_factory, content, suffix)
 
 
 @FAST
@@ -266,9 +265,7 @@ def test_arbitrary_record_values_raise_only_bayesrank_errors(tmp_path_factory, r
 @SLOW
 @given(st.binary(max_size=2000), st.sampled_from(SUFFIXES))
 def test_arbitrary_bytes_raise_only_bayesrank_errors_many(tmp_path_factory, content, suffix):
-    path = tmp_path_factory.mktemp("b") / f"f{suffix}"
-    path.write_bytes(content)
-    _only_bayesrank_errors(path)
+    _bytes_file(tmp_path_factory, content, suffix)
 
 
 def _seeds(tmp: Path) -> list[tuple[str, bytes]]:

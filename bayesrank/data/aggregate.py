@@ -159,7 +159,9 @@ def read_error(err: Exception, source: str, kind: str) -> DataError:
 def connection() -> Iterator[duckdb.DuckDBPyConnection]:
     """A private in-memory DuckDB connection whose spill files go to a folder removed afterwards."""
     scratch = tempfile.mkdtemp(prefix="bayesrank-duckdb-")
+    # no progress bar: DuckDB draws it on stdout, which is the CLI's output
     con = duckdb.connect(config={"temp_directory": scratch})
+    con.execute("SET enable_progress_bar = false")
     try:
         yield con
     finally:
@@ -576,10 +578,21 @@ def aggregate(
         checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "covariate"))
 
     guard = f"NOT {skip} AND " if skip else ""
+    # Raw logs repeat the same few values: group the raw records first (DuckDB's own GROUP BY
+    # speed), then type, check and orient each distinct group once, weighted by its size. Count
+    # rows carry their own counts, so they are checked row by row.
+    if shape == "counts":
+        source, weight = table.sql, "1"
+    else:
+        used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
+                or c == judge_column or c in covariates]
+        source = f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r GROUP BY ALL"
+        weight = "_n"
     inner = [f"{expr} AS {_q(key)}" for key, expr in value.items()]
     inner += [f"{guard}coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks)]
     inner.append(f"coalesce({' OR '.join(spaces)}, false) AS _spaces")
     inner.append(f"{skip} AS _skip" if skip else "false AS _skip")
+    inner.append(f"{weight} AS _n")
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
         + [_q(f"covariate:{k}") for k in covariates]
@@ -593,13 +606,13 @@ def aggregate(
     outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
               f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
               ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
-              "_skip", "_spaces", *[f"_check{k}" for k in range(len(checks))]]
-    sums = [f"sum({c}) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
-    tallies = ["count(*) AS records", "count(*) FILTER (WHERE NOT _skip) AS used",
-               "count(*) FILTER (WHERE _spaces) AS spaces",
-               *[f"count(*) FILTER (WHERE _check{k}) AS _check{k}" for k in range(len(checks))]]
+              "_skip", "_spaces", "_n", *[f"_check{k}" for k in range(len(checks))]]
+    sums = [f"sum({c} * _n) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
+    tallies = ["sum(_n) AS records", "coalesce(sum(_n) FILTER (WHERE NOT _skip), 0) AS used",
+               "coalesce(sum(_n) FILTER (WHERE _spaces), 0) AS spaces",
+               *[f"coalesce(sum(_n) FILTER (WHERE _check{k}), 0) AS _check{k}" for k in range(len(checks))]]
     query = (f"SELECT {', '.join(keys)}, {', '.join(sums + tallies)} FROM (SELECT {', '.join(outer)} FROM "
-             f"(SELECT {', '.join(inner)} FROM ({table.sql}) r)) GROUP BY ALL")
+             f"(SELECT {', '.join(inner)} FROM ({source}) r)) GROUP BY ALL")
     try:
         frame = table.con.execute(query).df()
     except duckdb.Error as err:
