@@ -61,13 +61,13 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
     Returns
     -------
     dict
-        ``mle_exists`` (bool), ``warnings`` (list of str), ``diverging`` (the direction found,
-        by variable, or None) and, for judge-aware models, ``degenerate_judges``,
+        ``mle_exists`` (bool), ``warnings`` (list of str), ``diverging`` (only when a direction
+        of unbounded likelihood was found: its entries by variable) and, for judge-aware models, ``degenerate_judges``,
         ``signed_sensitivity`` and ``recommendation``.
     """
     prepared = bound.data
     exists, warnings = mle_existence(prepared)
-    out = {"mle_exists": exists, "warnings": warnings, "diverging": None}
+    out = {"mle_exists": exists, "warnings": warnings}
     if not exists:
         return out
     found = recession(bound, theta)
