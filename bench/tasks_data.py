@@ -155,7 +155,7 @@ def child(code: str) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
     # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: run the largest last, or read
     # the child's own figure, which every snippet reports
     out.setdefault("peak_mib", max(peak, before) / 1024)
@@ -178,6 +178,7 @@ DUCKDB = """
 import json, resource, time
 t0 = time.perf_counter()
 import duckdb
+duckdb.execute("SET enable_progress_bar = false")
 t1 = time.perf_counter()
 rows = duckdb.execute("SELECT model_a, model_b, winner, count(*) FROM {reader}({path!r}) GROUP BY ALL").fetchall()
 t2 = time.perf_counter()

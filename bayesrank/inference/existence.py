@@ -39,6 +39,9 @@ from bayesrank.model.links import RECESSION
 TOLERANCE = 1e-7
 #: Entries of a direction smaller than this are treated as zero when it is described.
 DESCRIBE = 1e-6
+#: The score variables (plain, or the Thurstonian raw means): with the Bradley–Terry link alone,
+#: their recession directions are exactly Ford's condition, checked on the graph.
+SCORES = {"score", "score_raw"}
 #: Names listed per group in a description.
 _LISTED = 5
 
@@ -130,10 +133,12 @@ def recession(bound: Bound, theta: np.ndarray) -> dict | None:
     structure = bound.structure
     nmap = structure.natural
     link = structure.framework.link
-    if link == "bt" and set(nmap.names) <= {"score", "score_raw"}:
+    if link == "bt" and set(nmap.names) <= SCORES:
         return None
     cd = CellDerivatives.at(bound, theta)
     linear = _linear_variables(structure, cd)
+    if link == "bt" and linear <= SCORES:  # positive multiples of score differences: Ford's condition
+        return None
     columns = -np.ones(nmap.size, dtype=np.int64)
     start = 0
     for name in nmap.names:
