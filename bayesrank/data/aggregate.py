@@ -161,7 +161,8 @@ def connection() -> Iterator[duckdb.DuckDBPyConnection]:
     scratch = tempfile.mkdtemp(prefix="bayesrank-duckdb-")
     # no progress bar: DuckDB draws it on stdout, which is the CLI's output
     con = duckdb.connect(config={"temp_directory": scratch})
-    con.execute("SET enable_progress_bar = false")
+    with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets there is no bar to switch off
+        con.execute("SET enable_progress_bar = false")
     try:
         yield con
     finally:
@@ -321,11 +322,12 @@ def _json_values(series: pd.Series) -> pd.Series:
             return None
         if isinstance(value, np.generic):
             value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            return json.dumps(str(value))  # "inf": refused as a count, written as text as a name
         try:
-            return json.dumps(value, allow_nan=True).replace("NaN", "null") if isinstance(value, float) \
-                else json.dumps(value)
-        except (TypeError, ValueError):
-            return json.dumps(f"\x00{type(value).__name__}")  # refused below as an unsupported value
+            return json.dumps(value)
+        except (TypeError, ValueError):  # a value JSON has no type for (a date, an object): its text
+            return json.dumps(str(value))
     return series.map(one).astype(object)
 
 
