@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/bayesrank demo --out demo
+	$(VENV)/bin/bayesrank demo --out demo --force
 
 test: $(STAMP)
 	$(PY) -m pytest -q

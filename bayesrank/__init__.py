@@ -17,6 +17,8 @@ _PUBLIC = {
     "BayesrankError": "bayesrank.errors",
     "DataError": "bayesrank.errors",
     "ModelSpecError": "bayesrank.errors",
+    "OutputError": "bayesrank.errors",
+    "FitFileError": "bayesrank.errors",
     "Comparisons": "bayesrank.data.comparisons",
     "load": "bayesrank.data.load",
     "load_dataset": "bayesrank.data.load",

@@ -7,22 +7,36 @@ CLI prints, the API returns too.
 
 ``--format json`` prints one JSON object (the stable contract other tools rely on):
 ``framework, method, n_items, n_comparisons, n_cells, nll, loglik, n_params, converged,
-items, diagnostics, warnings`` (plus further fields). Exit code 0 on success, 2 with one
-line on stderr for bad input or usage.
+items, diagnostics, warnings`` (plus further fields, such as ``accounting``).
+
+Exit codes, as a Unix tool: 0 success; 2 bad input, usage or output (one line on stderr, a
+:class:`~bayesrank.errors.BayesrankError`); 1 an internal error (one line asking to report
+it; the traceback only with ``--debug``); 130 interrupted; 141 when whoever reads the output
+closed it early (``| head``), silently. Outputs are written atomically (temporary files
+renamed into place) and never replace an existing file without ``--force``. CSV output
+escapes cells that a spreadsheet would run as a formula.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
+import os
 import shlex
 import sys
+import traceback
 import typing
 import warnings
 from pathlib import Path
 
-from bayesrank.errors import BayesrankError
+from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
+
+#: Where to report internal errors.
+REPORT = "https://github.com/bayesrank/bayesrank/issues"
+#: Leading characters that make a spreadsheet treat a CSV cell as a formula (OWASP).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 #: How a framework field is spelled on the command line when not ``--<field-with-dashes>``.
 FLAGS = {"threshold": "--tie-threshold"}
@@ -100,6 +114,7 @@ def _add_data_args(p) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bayesrank", description="Leaderboards from pairwise comparisons of LLMs.")
+    parser.add_argument("--debug", action="store_true", help="show the Python traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     fit = sub.add_parser("fit", help="fit a model and print its leaderboard")
@@ -121,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
-    fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)}")
+    fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)} (written atomically)")
+    fit.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
 
     ev = sub.add_parser("evaluate", help="goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)")
     _add_data_args(ev)
@@ -152,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--out", type=Path, required=True, help="report file: .html (self-contained) or .md")
             p.add_argument("--top", type=int, default=30, help="leaderboard rows per model")
             p.add_argument("--title", default="bayesrank report", help="the report's title")
+            p.add_argument("--force", action="store_true", help="replace the report file if it exists")
         else:
             p.add_argument("--format", default="table", choices=("table", "json"))
     sel = sub.add_parser("select-rank", help="choose the rank of an HJA model by cross-validation, BIC or PSIS-LOO")
@@ -176,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tune", type=int, default=1000)
     demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
 
     _add_gars_parser(sub)
     _add_dml_parser(sub)
@@ -249,7 +267,7 @@ def framework_from_args(args):
     foreign = [name for name in given if name not in own]
     if foreign:
         options = ", ".join(_flag(n) for n in sorted(own - {"priors"})) or "none"
-        raise BayesrankError(f"{', '.join(_flag(n) for n in foreign)} does not apply to {args.model} "
+        raise ModelSpecError(f"{', '.join(_flag(n) for n in foreign)} does not apply to {args.model} "
                              f"(its options: {options}).")
     return cls(**{name: value for name, value in given.items() if value != "auto"})
 
@@ -318,11 +336,13 @@ def _comparison(args, fits):
 
 def cmd_report(args) -> int:
     from bayesrank.report import Report
+    from bayesrank.results.io import check_target
 
+    check_target(args.out, args.force)
     fits = _fits_of(args, _load(args))
     report = Report(fits, comparison=_comparison(args, fits), command=_command(args),
                     top=args.top, title=args.title)
-    path = report.save(args.out)
+    path = report.save(args.out, overwrite=args.force)
     print(f"report written to {path}")
     return 0
 
@@ -369,7 +389,11 @@ def _fit(args, framework, data):
 
 def cmd_fit(args) -> int:
     if args.top < 0:
-        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if not 0 < args.level < 1:
+        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+    if args.out is not None:
+        check_out(args.out, args.force)
     framework = framework_from_args(args)
     data = _load(args)
     selection = None
@@ -377,14 +401,14 @@ def cmd_fit(args) -> int:
         framework, selection = _select(args, framework, data)
     result = _fit(args, framework, data)
     if args.out is not None:
-        write_outputs(result, args.out, args.level)
+        write_outputs(result, args.out, args.level, args.force)
     if args.format == "json":
         out = result.to_json(args.level)
         if selection is not None:
             out["rank_selection"] = selection.to_json()
         print(json.dumps(out))
     elif args.format == "csv":
-        result.leaderboard(args.level).to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(result.leaderboard(args.level)))
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
@@ -444,14 +468,12 @@ def cmd_evaluate(args) -> int:
         metrics = {**goodness_of_fit(result, leaderbot_compat=args.leaderbot_compat), **information_criteria(result)}
     else:
         if not 0 < args.split < 1:
-            raise BayesrankError(f"--split must be a fraction in (0, 1), got {args.split}.")
+            raise ModelSpecError(f"--split must be a fraction in (0, 1), got {args.split}.")
         kind = "generalization"
         train, test = data.split(1 - args.split, seed=args.seed)
         result = fit(framework, train)
         metrics = {**goodness_of_fit(result, test, leaderbot_compat=args.leaderbot_compat), "train_nll": result.nll,
                    "n_train_cells": train.n_cells, "n_test_cells": test.n_cells}
-    if not result.diagnostics.get("mle_exists", True):
-        metrics = {k: (float("nan") if isinstance(v, float) else v) for k, v in metrics.items()}
     out = plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
                  "method": result.method, "evaluation": kind, "split": args.split, "seed": args.seed,
                  "n_params": result.n_params, "converged": result.converged, "nll": result.nll,
@@ -463,7 +485,7 @@ def cmd_evaluate(args) -> int:
         import pandas as pd
 
         row = {"model": framework.label, "evaluation": kind, "converged": result.converged, **metrics}
-        pd.DataFrame([row]).to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(pd.DataFrame([row])))
     else:
         where = ("training data" if kind == "goodness_of_fit" else
                  f"{metrics['n_test_cells']} held-out cells (trained on {metrics['n_train_cells']}, seed {args.seed})")
@@ -477,16 +499,55 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def write_outputs(result, out: Path, level: float = 0.95) -> None:
-    """Write :data:`OUTPUTS` into the directory ``out``: the whole fit (NetCDF), its JSON
-    summary and its leaderboard (CSV)."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        result.save(out / "fit.nc")
-        (out / "summary.json").write_text(json.dumps(result.to_json(level), indent=1) + "\n")
-        result.leaderboard(level).to_csv(out / "leaderboard.csv", index=False, float_format="%.6g")
-    except OSError as err:
-        raise BayesrankError(f"cannot write to {out}: {err.strerror or err}; choose a writable directory.") from None
+def check_out(out: Path, force: bool) -> None:
+    """Refuse an ``--out`` that cannot hold the outputs, before any work is done."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file, not a directory; choose a directory for {', '.join(OUTPUTS)}.")
+    existing = [name for name in OUTPUTS if (out / name).exists()]
+    if existing and not force:
+        raise OutputError(f"{out} already holds {', '.join(existing)}; pass --force to replace them, or choose "
+                          "another --out.")
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write to {out}: {probe} is not writable; choose a writable directory.")
+
+
+def write_outputs(result, out: Path, level: float = 0.95, force: bool = False) -> list[Path]:
+    """Write :data:`OUTPUTS` into the directory ``out`` as one atomic step: the whole fit
+    (NetCDF), its JSON summary and its leaderboard (CSV, formula-like cells escaped).
+
+    Returns the files replaced (only with ``force``); says so on stderr."""
+    from bayesrank.results.io import write_files, write_netcdf
+
+    summary = json.dumps(result.to_json(level), indent=1) + "\n"
+    board = csv_text(result.leaderboard(level), float_format="%.6g")
+    writers = {
+        out / "fit.nc": lambda p: write_netcdf(result.tree, p),
+        out / "summary.json": lambda p: p.write_text(summary, encoding="utf-8"),
+        out / "leaderboard.csv": lambda p: p.write_text(board, encoding="utf-8"),
+    }
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file, not a directory; choose a directory for {', '.join(OUTPUTS)}.")
+    replaced = write_files(writers, overwrite=force)
+    if replaced:
+        print(f"bayesrank: replaced {', '.join(str(p) for p in replaced)}", file=sys.stderr)
+    return replaced
+
+
+def csv_text(frame, **kwargs) -> str:
+    """A table as CSV text with every text cell that a spreadsheet would run as a formula
+    (starting with = + - @, a tab or a carriage return) prefixed with a single quote."""
+    def escape(value):
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+    safe = frame.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or str(safe[col].dtype) in ("str", "string"):
+            safe[col] = safe[col].astype(object).map(escape)
+    buffer = io.StringIO()
+    safe.to_csv(buffer, index=False, **kwargs)
+    return buffer.getvalue()
 
 
 def render_table(result, top: int = 20, level: float = 0.95) -> str:
@@ -503,6 +564,7 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
         f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
         f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
         f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
+        accounting_line(result.data.accounting()),
         ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else
          "score = consensus μ (the judges' average scores, logit scale)" if hja else "score = logit scale")
         + f", se and {kind}; rank interval from the "
@@ -520,6 +582,16 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
                   judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def accounting_line(acc: dict) -> str:
+    """What was read, dropped (and why) and used, in one line."""
+    read = f"{acc['records_read']:,} records read ({acc['comparisons_read']:,} comparisons)" \
+        if acc["records_read"] else f"{acc['comparisons_read']:,} comparisons read"
+    dropped = sum(acc["dropped"].values())
+    why = "; ".join(f"{k} {v:,}" for k, v in acc["dropped"].items())
+    notes = "".join(f"; note: {k} {v:,}" for k, v in acc["notes"].items())
+    return f"data: {read}, {dropped:,} dropped" + (f" ({why})" if why else "") + f", {acc['comparisons_used']:,} used" + notes
 
 
 def cmd_datasets(args) -> int:
@@ -540,7 +612,11 @@ def cmd_demo(args) -> int:
     from bayesrank.model.paired import Davidson
     from bayesrank.report import Report
     from bayesrank.results.fit import fit
+    from bayesrank.results.io import check_target
 
+    for method in ("map", "nuts"):
+        check_out(args.out / f"davidson-k1-{method}", args.force)
+    check_target(args.out / "report.html", args.force)
     data = load_dataset("arena-2024")
     model = Davidson(k_tie=1)
     fits = {}
@@ -550,10 +626,10 @@ def cmd_demo(args) -> int:
         fits[f"Davidson k_tie=1, {method.upper()}"] = result = fit(model, data, method=method, **kwargs)
         print(render_table(result, 20))
         print()
-        write_outputs(result, args.out / f"davidson-k1-{method}")
+        write_outputs(result, args.out / f"davidson-k1-{method}", force=args.force)
     report = Report(fits, title="arena-2024: Davidson with factored ties, MLE and posterior",
                     command=_command(args))
-    report.save(args.out / "report.html")
+    report.save(args.out / "report.html", overwrite=args.force)
     print(f"fits, summaries and report.html written to {args.out}/")
     return 0
 
@@ -644,16 +720,44 @@ COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser().parse_args(argv)
         args.argv = argv
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return COMMANDS[args.command](args)
+            code = COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return code
     except (BayesrankError, _UsageError) as err:
         print(f"bayesrank: error: {err}" if isinstance(err, BayesrankError) else str(err), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+    except KeyboardInterrupt:
+        print("bayesrank: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # an internal error: one line, the traceback on request
+        if debug:
+            traceback.print_exc()
+        line = " ".join(str(err).split())[:200]
+        print(f"bayesrank: internal error: {type(err).__name__}: {line} — please report it with the command "
+              f"line at {REPORT}" + ("" if debug else " (rerun with --debug for the traceback)"), file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away: send what is still buffered nowhere, so Python's
+    exit does not complain about the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 if __name__ == "__main__":

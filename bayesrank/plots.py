@@ -167,6 +167,9 @@ def plot_compare(table: pd.DataFrame) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel("expected log predictive density (leave one cell out)")
     ax.legend(fontsize=8)
+    return fig
+
+
 # ---------------------------------------------------------------------- HJA judge diagnostics
 def _hja_tree(fit):
     """The DataTree of an HJA fit (a :class:`~bayesrank.results.fit.Fit` or its tree)."""

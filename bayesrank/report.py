@@ -26,8 +26,9 @@ from pathlib import Path
 import pandas as pd
 
 from bayesrank import plots
-from bayesrank.errors import BayesrankError
+from bayesrank.errors import BayesrankError, OutputError
 from bayesrank.results.fit import Fit
+from bayesrank.results.io import check_target, write_files
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.matches import match_probabilities
 
@@ -179,17 +180,23 @@ class Report:
             out += ["## How this report was made", "", "```", self.command, "```", ""]
         return "\n".join(out)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the HTML (``.html``) or Markdown (``.md``, figures beside it) report."""
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the HTML (``.html``) or Markdown (``.md``, figures beside it) report as one
+        atomic step; an existing file is replaced only with ``overwrite`` (CLI: ``--force``).
+
+        Raises
+        ------
+        OutputError
+            The file exists (without ``overwrite``), is a folder, or cannot be written.
+        """
         path = Path(path)
+        check_target(path, overwrite)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path.suffix.lower() == ".md":
-                path.write_text(self.markdown(path.parent / f"{path.stem}-figures"), encoding="utf-8")
-            else:
-                path.write_text(self.html(), encoding="utf-8")
         except OSError as err:
-            raise BayesrankError(f"cannot write {path}: {err.strerror or err}; choose a writable place.") from None
+            raise OutputError(f"cannot write {path}: {err.strerror or err}; choose a writable place.") from None
+        text = self.markdown(path.parent / f"{path.stem}-figures") if path.suffix.lower() == ".md" else self.html()
+        write_files({path: lambda p: p.write_text(text, encoding="utf-8")}, overwrite=overwrite)
         return path
 
 

@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 
 fit() {  # name, then CLI options
   local name=$1; shift
-  "$BR" fit arena-2024 "$@" --method map --format table --top 0 --out "$OUT/$name" > "$OUT/$name.txt"
+  "$BR" fit arena-2024 "$@" --method map --format table --top 0 --force --out "$OUT/$name" > "$OUT/$name.txt"
   echo "fitted $name"
 }
 fit bt-half     --model bt --ties half
@@ -24,7 +24,7 @@ fit dv-k1       --model davidson --k-tie 1
 fit dv-k1-nested --model davidson --k-tie 1 --tie-intercept
 
 # the demo: Davidson k_tie=1 by MAP and by NUTS (seeded), and its HTML report (report.html)
-"$BR" demo --out "$OUT" > "$OUT/demo.txt"
+"$BR" demo --force --out "$OUT" > "$OUT/demo.txt"
 
 # leave-one-out comparison of the tie models by NUTS (one held-out point = one pair)
 "$BR" compare arena-2024 --models rao-kupper:k_tie=0 rao-kupper:k_tie=1 rao-kupper:k_tie=3 \
@@ -39,10 +39,10 @@ echo "wrote $OUT/REPORT.md"
 OUTJ=models/mtbench-judges
 mkdir -p "$OUTJ"
 for spec in "judge-aware" "btl" "judge-aware-signed"; do
-  "$BR" fit mtbench-judges --model "$spec" --method map --format table --top 0 --out "$OUTJ/$spec" > "$OUTJ/$spec.txt"
+  "$BR" fit mtbench-judges --model "$spec" --method map --format table --top 0 --force --out "$OUTJ/$spec" > "$OUTJ/$spec.txt"
   echo "fitted $spec"
 done
 "$BR" report mtbench-judges --models judge-aware btl judge-aware:position_bias=true --method nuts \
-  --draws 1000 --tune 1000 --chains 4 --seed 1 --no-progress --out "$OUTJ/report.html" \
+  --draws 1500 --tune 1000 --chains 4 --seed 1 --no-progress --force --out "$OUTJ/report.html" \
   --title "MT-Bench judges: judge-aware, pooled and position-aware models"
 echo "wrote $OUTJ/report.html"

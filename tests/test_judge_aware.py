@@ -11,7 +11,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 import bayesrank as br
-from bayesrank.data import Comparisons, agreement_table, from_judgements, load, near_duplicate_judges
+from bayesrank.data import Comparisons, from_judgements, load, near_duplicate_judges
 from bayesrank.data.judges import standardized_log_length
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.inference.compiled import compiled
@@ -140,13 +140,15 @@ def mtbench_records() -> pd.DataFrame:
 
 def test_agreement_table_by_hand():
     """Two judges, three shared records (one seen from the other side): agreement counted by hand."""
-    table = agreement_table(
-        question_id=[1, 1, 2, 2, 3, 3],
-        model_a=["x", "y", "x", "x", "x", "x"],
-        model_b=["y", "x", "y", "y", "z", "z"],
-        judge=["j", "k", "j", "k", "j", "k"],
-        verdict=[+1, -1, 0, +1, -1, -1],  # q1: both prefer x (k saw (y, x)); q2: tie vs x; q3: both z
-    )
+    records = pd.DataFrame({
+        "question_id": [1, 1, 2, 2, 3, 3],
+        "model_a": ["x", "y", "x", "x", "x", "x"],
+        "model_b": ["y", "x", "y", "y", "z", "z"],
+        "judge_model": ["j", "k", "j", "k", "j", "k"],
+        # q1: both prefer x (k saw (y, x)); q2: tie vs x; q3: both z
+        "judge_preferred_model": ["a", "b", "c", "a", "b", "b"],
+    })
+    table = from_judgements(records).agreement
     assert table.to_dict("records") == [{"judge_1": "j", "judge_2": "k", "shared": 3, "agreement": 2 / 3}]
 
 

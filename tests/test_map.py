@@ -109,8 +109,8 @@ def test_singular_information_is_reported_in_words():
     data = br.Comparisons.from_cells(names[[0, 0, 1]], names[[1, 2, 2]], [10, 10, 5], [0, 0, 5])
     fit = br.fit(br.BradleyTerry(ties="drop"), data)
     text = " ".join(fit.warnings)
-    assert "never loses" in text
-    assert not fit.converged
+    assert "never lose to the groups after them ({a} > {b, c})" in text
+    assert not fit.converged and fit.diagnostics["mle_exists"] is False
 
 
 def test_save_load_roundtrip(tmp_path, arena):

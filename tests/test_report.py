@@ -77,7 +77,12 @@ def test_report_cli(tmp_path, capsys):
                  "--top", "6"]) == 0
     text = out.read_text()
     assert "Judge-aware" in text or "JudgeAware" in text
-    assert main(["report", "mtbench-judges", "--models", "judge-aware:k_tie=1", "--out", str(out)]) == 2
+    capsys.readouterr()
+    assert main(["report", "mtbench-judges", "--models", "btl", "--out", str(out)]) == 2
+    assert "already exists; pass --force" in capsys.readouterr().err and out.read_text() == text
+    assert main(["report", "mtbench-judges", "--models", "btl", "--out", str(out), "--force", "--top", "3"]) == 0
+    assert out.read_text() != text
+    assert main(["report", "mtbench-judges", "--models", "judge-aware:k_tie=1", "--out", str(tmp_path / "x.html")]) == 2
     assert "not an option=value of judge-aware" in capsys.readouterr().err
 
 

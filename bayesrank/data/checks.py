@@ -15,6 +15,8 @@ from bayesrank.data.judges import near_duplicate_judges
 
 #: Items listed per component before the list is shortened.
 _MAX_LISTED = 8
+#: Fewest verdicts for a judge-level pattern to be reported.
+_MIN_VERDICTS = 5
 
 
 def statistical_warnings(data: Comparisons) -> list[str]:
@@ -31,11 +33,13 @@ def statistical_warnings(data: Comparisons) -> list[str]:
         One sentence per problem (empty when none is found):
 
         * the comparison graph is disconnected (scores are only comparable within a
-          component);
-        * an item never wins or never loses, so its maximum-likelihood score is infinite.
-          Ties count as neither a win nor a loss.
+          component).
+
+        Whether the maximum-likelihood estimate exists depends on the model's link (a tie
+        bounds a score in a tie model, not in Bradley–Terry): MAP fits say it once, from
+        :mod:`bayesrank.inference.existence`.
     """
-    return _disconnected(data) + _never_win_or_lose(data)
+    return _disconnected(data)
 
 
 def _disconnected(data: Comparisons) -> list[str]:
@@ -54,25 +58,6 @@ def _component(names: list[str]) -> str:
     shown = ", ".join(names[:_MAX_LISTED])
     more = f", … (+{len(names) - _MAX_LISTED} more)" if len(names) > _MAX_LISTED else ""
     return "{" + shown + more + "}"
-
-
-def _never_win_or_lose(data: Comparisons) -> list[str]:
-    totals = data.item_totals()
-    suspects = totals[(totals["losses"] == 0) | (totals["wins"] == 0)]
-    out = []
-    for name, row in suspects.iterrows():
-        n = int(row["n_comparisons"])
-        if row["losses"] == 0:
-            out.append(
-                f"'{name}' never loses (0 losses in {n} comparisons): its maximum-likelihood "
-                "score is infinite; use a prior (method='nuts') or add data"
-            )
-        if row["wins"] == 0:
-            out.append(
-                f"'{name}' never wins (0 wins in {n} comparisons): its maximum-likelihood "
-                "score is minus infinity; use a prior (method='nuts') or add data"
-            )
-    return out
 
 
 def separated_groups(data: Comparisons) -> list[list[str]]:
@@ -135,21 +120,52 @@ def mle_existence(data: Comparisons) -> tuple[bool, list[str]]:
     ]
 
 
-def judge_warnings(data: Comparisons) -> tuple[list[str], list[tuple[str, str, int, float]]]:
-    """Warnings about the judges of the data: near-duplicate judges (from
-    ``data.agreement``, available when the records carry question ids).
+def judge_warnings(data: Comparisons, ties_modelled: bool = False
+                   ) -> tuple[list[str], list[tuple[str, str, int, float]]]:
+    """Warnings about the judges of the data, as facts in words.
+
+    * near-duplicate judges (from ``data.agreement``, available when the records carry
+      question ids, whatever the input format);
+    * a judge whose every decisive verdict went to the answer shown in one position (when the
+      data say which was shown first): its verdicts reflect the position, not the answers;
+    * with ``ties_modelled`` (a model with a tie parameter per judge or per pair), a judge
+      that never ties although the data have ties.
 
     Returns
     -------
     warnings : list of str
     near_duplicates : list of (judge, judge, shared, agreement)
     """
-    if data.agreement is None:
-        return [], []
-    dups = near_duplicate_judges(data.agreement)
-    out = [
-        f"judges '{j1}' and '{j2}' agree on {agr:.1%} of {n} shared comparisons: they are probably the "
-        "same model counted twice, which breaks the independence of judges"
-        for j1, j2, n, agr in dups
-    ]
+    out, dups = [], []
+    if data.agreement is not None:
+        dups = near_duplicate_judges(data.agreement)
+        out += [
+            f"judges '{j1}' and '{j2}' agree on {agr:.1%} of {n} shared comparisons: they are probably the "
+            "same model counted twice, which breaks the independence of judges"
+            for j1, j2, n, agr in dups
+        ]
+    if data.judge is None:
+        return out, dups
+    k = data.n_judges
+    ties = np.bincount(data.judge, data.ties, k)
+    if data.first is not None:
+        first_a = data.first == 0
+        to_first = np.bincount(data.judge, np.where(first_a, data.wins_a, data.wins_b), k)
+        to_second = np.bincount(data.judge, np.where(first_a, data.wins_b, data.wins_a), k)
+        for j in range(k):
+            for picked, other, where in ((to_first[j], to_second[j], "first"), (to_second[j], to_first[j], "second")):
+                if picked >= _MIN_VERDICTS and other == 0:
+                    out.append(
+                        f"judge '{data.judges[j]}' chose the answer shown {where} in all {picked:.0f} of its decisive "
+                        f"verdicts ({ties[j]:.0f} ties): its verdicts reflect the position, not the answers; a "
+                        "position-bias model has no finite estimate for it — consider dropping it "
+                        "(Comparisons.without_judges)"
+                    )
+    if ties_modelled and data.ties.sum() > 0:
+        totals = np.bincount(data.judge, data.totals, k)
+        for j in np.flatnonzero((ties == 0) & (totals >= _MIN_VERDICTS)):
+            out.append(
+                f"judge '{data.judges[j]}' never ties (0 ties in {totals[j]:.0f} verdicts) while the data have ties: "
+                "a tie parameter of its own has no finite estimate (−∞)"
+            )
     return out, dups

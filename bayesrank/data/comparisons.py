@@ -18,6 +18,7 @@ import xarray as xr
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from bayesrank.data.aggregate import Cells, cells_from_arrays
 from bayesrank.errors import DataError
 
 #: Column order of :meth:`Comparisons.counts`.
@@ -59,11 +60,16 @@ class Comparisons:
     agreement : DataFrame or None
         For judge records with question ids: the share of identical verdicts of each pair of
         judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
-        :func:`bayesrank.data.judges.agreement_table`).
+        :mod:`bayesrank.data.aggregate`).
     dropped : dict
-        What was left out while reading and why, with counts (e.g. ``{"unknown verdict": 12}``).
+        Comparisons left out while reading, by reason (e.g. ``{"unknown verdict": 12}``).
     source : str
         Where the data came from (a path or a bundled dataset name).
+    n_records : int
+        Records (rows) read; 0 when unknown (comparisons built in code).
+    notes : dict
+        Other reading notes with counts (empty cells removed, items left without comparisons,
+        names stripped of surrounding whitespace).
     """
 
     items: tuple[str, ...]
@@ -81,6 +87,8 @@ class Comparisons:
     agreement: pd.DataFrame | None = None
     dropped: Mapping[str, int] = field(default_factory=dict)
     source: str = ""
+    n_records: int = 0
+    notes: Mapping[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -101,14 +109,16 @@ class Comparisons:
         dropped: Mapping[str, int] | None = None,
         source: str = "",
         what: str = "row",
-        rows: Sequence[int] | None = None,
     ) -> Comparisons:
         """Validate per-row counts, canonicalise and aggregate them into cells.
+
+        The rows go through the same typing and validation rules as records read from a file
+        (:mod:`bayesrank.data.aggregate`).
 
         Parameters
         ----------
         item_a, item_b : sequence of str
-            Item names per row.
+            Item names per row (numbers are written as text by the documented rule).
         wins_a, wins_b, ties, ties_bothbad : sequence of numbers
             Counts per row (``ties`` / ``ties_bothbad`` default to zero).
         judge : sequence of str, optional
@@ -123,104 +133,84 @@ class Comparisons:
         both_bad_as_ties : bool
             Count "both bad" ties as ties (default ``False``: the leaderbot paper's convention).
         dropped : dict, optional
-            Records already left out by the reader, carried into the summary.
+            Comparisons already left out by the caller, carried into the summary.
         source : str
             Provenance shown in summaries and errors.
         what : str
             How a row is called in error messages ("record", "row", "pair").
-        rows : sequence of int, optional
-            Number of each row in the original data, used in error messages when a reader
-            has already left records out (default: ``0 .. n - 1``).
 
         Raises
         ------
         DataError
-            Missing names, self-comparisons, NaN / negative / non-integer counts or no data.
+            Missing names, self-comparisons, NaN / negative / non-integer / boolean / too
+            large counts, or no data.
         """
-        n = len(item_a)
-        where = f" in {source}" if source else ""
-        if n == 0:
-            raise DataError(f"no comparisons{where}: the data are empty; pass at least one {what}.")
-        ids = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
-        names_a = _names(item_a, "model_a", what, where, ids)
-        names_b = _names(item_b, "model_b", what, where, ids)
-        same = np.flatnonzero(names_a == names_b)
-        if same.size:
-            i = int(same[0])
-            raise DataError(
-                f"{what} {ids[i]}{where} compares '{names_a[i]}' with itself "
-                f"({same.size} such {what}s); remove self-comparisons."
-            )
-        zeros = np.zeros(n)
-        cols = {
-            "wins_a": _counts(wins_a, "wins_a", what, where, ids),
-            "wins_b": _counts(wins_b, "wins_b", what, where, ids),
-            "ties": _counts(zeros if ties is None else ties, "ties", what, where, ids),
-            "ties_bothbad": _counts(
-                zeros if ties_bothbad is None else ties_bothbad, "ties_bothbad", what, where, ids
-            ),
-        }
-        if both_bad_as_ties:
-            cols["ties"] = cols["ties"] + cols["ties_bothbad"]
+        columns = {"model_a": item_a, "model_b": item_b, "wins_a": wins_a, "wins_b": wins_b, "ties": ties,
+                   "ties_bothbad": ties_bothbad, "judge": judge, "first": first}
+        clash = [c for c in (covariates or {}) if c in columns]
+        if clash:
+            raise DataError(f"covariate name(s) {clash} clash with the count columns; rename them.")
+        lengths = {k: len(v) for k, v in {**columns, **(covariates or {})}.items() if v is not None}
+        if len(set(lengths.values())) > 1:
+            raise DataError(f"the per-row arrays differ in length ({lengths}); pass one value per row in each.")
+        cells = cells_from_arrays({**columns, **(covariates or {})}, both_bad_as_ties=both_bad_as_ties,
+                                  covariates=list(covariates or ()), source=source, what=what)
+        return cls.from_aggregate(cells, items=items, dropped=dropped, source=source, what=what)
 
+    @classmethod
+    def from_aggregate(cls, cells: Cells, *, items: Sequence[str] | None = None,
+                       dropped: Mapping[str, int] | None = None, source: str = "", what: str = "row") -> Comparisons:
+        """Comparisons from records aggregated by :func:`bayesrank.data.aggregate.aggregate`:
+        item and judge indices, canonical orientation (lower index is "a"), empty cells removed."""
+        frame = cells.frame
+        where = f" in {source}" if source else ""
+        names_a = frame["model_a"].to_numpy(dtype=object)
+        names_b = frame["model_b"].to_numpy(dtype=object)
+        present_names = sorted(set(names_a) | set(names_b))
         if items is None:
-            items = sorted(set(names_a) | set(names_b))
+            items = present_names
         items = tuple(str(x) for x in items)
         index = {name: k for k, name in enumerate(items)}
-        unknown = [x for x in (set(names_a) | set(names_b)) if x not in index]
+        unknown = [x for x in present_names if x not in index]
         if unknown:
-            raise DataError(f"items {sorted(unknown)[:5]}{where} are not in the given item list.")
+            raise DataError(f"items {unknown[:5]}{where} are not in the given item list.")
         ia = np.array([index[x] for x in names_a], dtype=np.int64)
         ib = np.array([index[x] for x in names_b], dtype=np.int64)
-
-        # canonical orientation: the lower index is "a"
         flip = ia > ib
-        ia, ib = np.where(flip, ib, ia), np.where(flip, ia, ib)
-        cols["wins_a"], cols["wins_b"] = (
-            np.where(flip, cols["wins_b"], cols["wins_a"]),
-            np.where(flip, cols["wins_a"], cols["wins_b"]),
-        )
-        keys = {"a": ia, "b": ib}
+        keys = {"a": np.where(flip, ib, ia), "b": np.where(flip, ia, ib)}
         judges = None
-        if judge is not None:
-            judge_names = _names(judge, "judge_model", what, where, ids)
-            judges = tuple(sorted(set(judge_names)))
+        if "judge" in frame:
+            judges = tuple(sorted(set(frame["judge"])))
             jindex = {name: k for k, name in enumerate(judges)}
-            keys["judge"] = np.array([jindex[x] for x in judge_names], dtype=np.int64)
-        if first is not None:
-            f = np.asarray(first)
-            bad = ~np.isin(f, (FIRST_A, FIRST_B))
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise DataError(
-                    f"{what} {ids[i]}{where}: position must be 0 (a first) or 1 (b first)."
-                )
-            keys["first"] = np.where(flip, 1 - f, f).astype(np.int64)
-
-        names = ()
-        if covariates:
-            names = tuple(str(c) for c in covariates)
-            for name in names:
-                keys[f"covariate:{name}"] = _finite(covariates[name], name, what, where, ids)
-        frame = pd.DataFrame({**keys, **cols})
-        cells = frame.groupby(list(keys), sort=True, as_index=False).sum()
-        used = cells[["wins_a", "wins_b", "ties"]].sum(axis=1) > 0
-        notes = dict(dropped or {})
+            keys["judge"] = np.array([jindex[x] for x in frame["judge"]], dtype=np.int64)
+        if "first" in frame:
+            f = frame["first"].to_numpy(dtype=np.int64)
+            keys["first"] = np.where(flip, 1 - f, f)
+        names = tuple(c.removeprefix("covariate:") for c in frame.columns if c.startswith("covariate:"))
+        for name in names:
+            keys[f"covariate:{name}"] = frame[f"covariate:{name}"].to_numpy(dtype=float)
+        wa, wb = frame["wins_a"].to_numpy(float), frame["wins_b"].to_numpy(float)
+        cols = {"wins_a": np.where(flip, wb, wa), "wins_b": np.where(flip, wa, wb),
+                "ties": frame["ties"].to_numpy(float), "ties_bothbad": frame["ties_bothbad"].to_numpy(float)}
+        table = pd.DataFrame({**keys, **cols}).groupby(list(keys), sort=True, as_index=False).sum()
+        used = table[["wins_a", "wins_b", "ties"]].sum(axis=1) > 0
+        notes = dict(cells.notes)
         n_empty = int((~used).sum())
         if n_empty:
             notes["cells with no win, loss or tie (only both-bad ties)"] = n_empty
-        cells = cells[used]
-        if cells.empty:
+        table = table[used]
+        if table.empty:
             raise DataError(f"no wins, losses or ties{where}: every {what} has zero counts.")
-        present = np.union1d(cells["a"], cells["b"])
+        present = np.union1d(table["a"], table["b"])
         if present.size < len(items):
-            missing = [items[k] for k in range(len(items)) if k not in set(present)]
-            notes["items with no comparison left"] = len(missing)
+            notes["items with no comparison left"] = int(len(items) - present.size)
             remap = -np.ones(len(items), dtype=np.int64)
             remap[present] = np.arange(present.size)
-            cells = cells.assign(a=remap[cells["a"]], b=remap[cells["b"]])
+            table = table.assign(a=remap[table["a"]], b=remap[table["b"]])
             items = tuple(items[k] for k in present)
-        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, names, notes, source)
+        out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
+                                   {**dict(dropped or {}), **cells.dropped}, source)
+        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes)
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source) -> Comparisons:
@@ -374,7 +364,8 @@ class Comparisons:
              "counts": (("data_cell", "outcome"), self.counts()),
              "ties_bothbad": ("data_cell", self.ties_bothbad)},
             coords={"outcome": list(OUTCOMES), "item": list(self.items)},
-            attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source},
+            attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source,
+                   "n_records": int(self.n_records), "notes": json.dumps(dict(self.notes))},
         )
         if self.covariates is not None:
             ds["covariates"] = (("data_cell", "covariate"), self.covariates)
@@ -410,6 +401,8 @@ class Comparisons:
             agreement=agreement,
             dropped=json.loads(ds.attrs.get("dropped", "{}")),
             source=ds.attrs.get("source", ""),
+            n_records=int(ds.attrs.get("n_records", 0)),
+            notes=json.loads(ds.attrs.get("notes", "{}")),
         )
 
     # ------------------------------------------------------------------ per item
@@ -449,9 +442,25 @@ class Comparisons:
             out["n_judges"] = self.n_judges
         if self.covariate_names:
             out["covariates"] = list(self.covariate_names)
-        if self.dropped:
-            out["dropped"] = dict(self.dropped)
+        out["accounting"] = self.accounting()
         return out
+
+    def accounting(self) -> dict:
+        """What was read, what was left out and why, and what the models see.
+
+        Returns
+        -------
+        dict
+            ``records_read`` (records or rows in the input; None when the comparisons were
+            built in code), ``comparisons_read``, ``dropped`` (reason → comparisons left out:
+            unknown verdicts, both-bad ties not counted as ties), ``comparisons_used`` and
+            ``notes`` (reason → count: empty cells, items left without comparisons, names
+            stripped of surrounding whitespace).
+        """
+        dropped = {str(k): int(v) for k, v in self.dropped.items()}
+        used = int(self.n_comparisons)
+        return {"records_read": int(self.n_records) or None, "comparisons_read": used + sum(dropped.values()),
+                "dropped": dropped, "comparisons_used": used, "notes": {str(k): int(v) for k, v in self.notes.items()}}
 
     def __repr__(self) -> str:
         judges = f", {self.n_judges} judges" if self.judges is not None else ""
@@ -461,52 +470,3 @@ class Comparisons:
         )
 
 
-def _names(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
-    arr = pd.Series(list(values), dtype=object)
-    bad = arr.isna() | (arr.astype(str).str.strip() == "")
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(
-            f"{what} {ids[i]}{where}: column '{column}' is missing or empty "
-            f"({int(bad.sum())} such {what}s); fill in the name or remove the {what}."
-        )
-    return arr.astype(str).str.strip().to_numpy(dtype=object)
-
-
-def _counts(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=float)
-        raw, text = None, np.zeros(arr.shape, dtype=bool)
-    except (TypeError, ValueError):  # text among the counts: find the first offending row
-        raw = pd.Series(list(values), dtype=object)
-        arr = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        text = np.isnan(arr) & raw.notna().to_numpy()
-    checks = [
-        (text, "is not a number"),
-        (np.isnan(arr), "is missing (NaN)"),
-        (np.isinf(arr), "is infinite"),
-        (arr < 0, "is negative"),
-        (arr != np.round(arr), "is not a whole number"),
-    ]
-    for bad, problem in checks:
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            shown = raw.iloc[i] if text[i] else float(arr[i])
-            raise DataError(
-                f"{what} {ids[i]}{where}: count '{column}' = {shown!r} {problem} "
-                f"({int(bad.sum())} such {what}s); counts must be non-negative whole numbers."
-            )
-    return arr
-
-
-def _finite(values: Sequence, column: str, what: str, where: str, ids: np.ndarray) -> np.ndarray:
-    """A numeric covariate column: every value a finite number."""
-    arr = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{what} {ids[i]}{where}: covariate '{column}' = {list(values)[i]!r} is not a finite number "
-            f"({int(bad.sum())} such {what}s); fill it in or leave the column out."
-        )
-    return arr

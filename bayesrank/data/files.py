@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+import duckdb
+
+from bayesrank.data.aggregate import (
+    connection,
+    read_error,
+    table_from_csv,
+    table_from_frame,
+    table_from_json_records,
+    table_from_parquet,
+    text_error,
+)
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.data.records import from_count_table, from_frame
+from bayesrank.data.records import from_count_table, from_table
 from bayesrank.errors import DataError
 
 #: File formats understood by :func:`read`.
@@ -27,18 +39,19 @@ _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
-#: Columns read as text from CSV files (so a model called "1.0" stays a name).
-_NAME_COLUMNS = (
-    "model_a", "model_b", "judge_model", "judge", "question_id", "winner",
-    "judge_preferred_model", "first",
-)
+#: Largest JSON document parsed whole in Python (count tables, column-oriented objects);
+#: record files of any size stream through DuckDB instead.
+MAX_DOCUMENT_BYTES = 1 << 30
 
 
 def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Comparisons:
     """Read a count table JSON file (see :func:`from_count_table`); ``.gz`` is decompressed."""
     path = Path(path)
-    return from_count_table(_frame_or_count_table(path, "counts"), both_bad_as_ties=both_bad_as_ties,
-                            source=str(path))
+    table = parse_json(_read_text(path), str(path))
+    if not isinstance(table, Mapping):
+        raise DataError(f"{path} is not a count table: expected a JSON object with keys "
+                        f"'models', 'X', 'Y'.")
+    return from_count_table(table, both_bad_as_ties=both_bad_as_ties, source=str(path))
 
 
 # ---------------------------------------------------------------------- files
@@ -47,14 +60,18 @@ def read(
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
+    Files are parsed, never executed. Records stream through DuckDB
+    (:mod:`bayesrank.data.aggregate`): memory grows with the cells, not the records.
+
     Parameters
     ----------
     path : str or Path
         The file; ``.gz`` compressed CSV / JSON / JSONL files are read too.
     format : {"csv", "parquet", "json", "jsonl", "counts"}, optional
-        Overrides detection from the suffix. A JSON object with keys ``models``, ``X``,
-        ``Y`` is a count table (``"counts"``); a JSON list of records, or one record per
-        line (JSONL), is passed to :func:`from_frame`, as are CSV and Parquet tables.
+        Overrides detection from the suffix (CLI: ``--data-format``). A JSON object with keys
+        ``models``, ``X``, ``Y`` is a count table (``"counts"``); a JSON list of records, one
+        record per line (JSONL), or an object of equally long columns holds records, as do
+        CSV and Parquet tables.
     both_bad_as_ties : bool
         Count "both bad" ties as ties.
     covariates : sequence of str
@@ -64,18 +81,38 @@ def read(
     ------
     DataError
         Missing file, unknown suffix without ``format=``, unparseable file (with the line
-        when the parser reports it), or invalid records (see :func:`from_frame`).
+        when the parser reports it), or invalid records (:mod:`bayesrank.data.aggregate`).
     """
     path = Path(path)
-    content = _frame_or_count_table(path, format)
-    if not isinstance(content, pd.DataFrame):
-        return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=str(path))
-    return from_frame(content, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=str(path))
+    _check_file(path)
+    fmt = _format(path, format)
+    source = str(path)
+    if fmt == "counts":
+        return read_count_table(path, both_bad_as_ties=both_bad_as_ties)
+    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
+    with connection() as con:
+        if fmt == "csv":
+            return from_table(table_from_csv(con, path, source), **kw)
+        if fmt == "parquet":
+            return from_table(table_from_parquet(con, path, source), **kw)
+        if fmt == "jsonl":
+            return from_table(table_from_json_records(con, path, source, "newline_delimited", _locate), **kw)
+        layout = _json_layout(path)
+        if layout in ("array", "newline_delimited"):
+            return from_table(table_from_json_records(con, path, source, layout, _locate), **kw)
+        content = parse_json(_read_text(path), source)
+        if not isinstance(content, Mapping):
+            raise DataError(f"{path}: expected a list of records (JSON objects), got {type(content).__name__}.")
+        frame = _json_object_frame(content, path)
+        if frame is None:
+            return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=source)
+        return from_table(table_from_frame(con, frame, source), **kw)
 
 
 def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:
-    """The records of a CSV, Parquet, JSON or JSON-lines file as a table, unvalidated (for
-    readers of other record layouts, such as :mod:`bayesrank.dml`).
+    """The records of a CSV, Parquet, JSON or JSON-lines file as a table, with the column types
+    DuckDB detects and no validation (for readers of other record layouts, such as
+    :mod:`bayesrank.dml`).
 
     Raises
     ------
@@ -83,37 +120,38 @@ def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:
         As :func:`read`, and for a count table (which has no records).
     """
     path = Path(path)
-    content = _frame_or_count_table(path, format)
-    if not isinstance(content, pd.DataFrame):
-        raise DataError(f"{path} is a count table (keys 'models', 'X', 'Y'), not a table of records.")
-    return content
+    _check_file(path)
+    fmt = _format(path, format)
+    source = str(path)
+    layout = "newline_delimited" if fmt == "jsonl" else _json_layout(path) if fmt == "json" else None
+    if fmt == "counts" or (fmt == "json" and layout not in ("array", "newline_delimited")):
+        content = parse_json(_read_text(path), source)
+        frame = _json_object_frame(content, path) if isinstance(content, Mapping) else None
+        if frame is None:
+            raise DataError(f"{path} is a count table (keys 'models', 'X', 'Y') or not a table at all, "
+                            "not a table of records.")
+        return frame
+    quoted = "'" + str(path).replace("'", "''") + "'"
+    reader = {"csv": f"read_csv({quoted})", "parquet": f"read_parquet({quoted})"}.get(
+        fmt, f"read_json({quoted}, format='{layout}')")
+    with connection() as con:
+        try:
+            return con.sql(f"SELECT * FROM {reader}").df()
+        except duckdb.Error as err:
+            raise read_error(err, source, {"csv": "CSV", "parquet": "Parquet"}.get(fmt, "JSON")) from None
 
 
-def _frame_or_count_table(path: Path, format: str | None):
-    """A file's records as a DataFrame, or the mapping of a count table."""
+def _check_file(path: Path) -> None:
     if not path.is_file():
         what = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise DataError(f"data file {path} {what}.")
-    fmt = _format(path, format)
-    if fmt == "counts":
-        table = _parse_json(_read_text(path), path)
-        if not isinstance(table, Mapping):
-            raise DataError(f"{path} is not a count table: expected a JSON object with keys 'models', 'X', 'Y'.")
-        return table
-    if fmt == "json":
-        content = _parse_json(_read_text(path), path, lines_ok=True)
-        if isinstance(content, Mapping):
-            df = _json_object_frame(content, path)
-            return content if df is None else df
-        return _records_frame(content, path)
-    return {"csv": _read_csv, "parquet": _read_parquet, "jsonl": _read_jsonl}[fmt](path)
 
 
 def _format(path: Path, format: str | None) -> str:
     if format is not None:
         fmt = str(format).lower().lstrip(".")
         if fmt not in FORMATS:
-            raise DataError(f"unknown format={format!r}; use one of {', '.join(FORMATS)}.")
+            raise DataError(f"unknown format={format!r} (CLI: --data-format); use one of {', '.join(FORMATS)}.")
         return fmt
     suffixes = [x.lower() for x in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
@@ -127,59 +165,106 @@ def _format(path: Path, format: str | None) -> str:
     return fmt
 
 
+def _open_text(path: Path):
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
+
+
 def _read_text(path: Path) -> str:
     try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, EOFError) as err:
-        raise DataError(f"cannot read {path} as UTF-8 text: {err}.") from None
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise DataError(f"{path} is larger than {MAX_DOCUMENT_BYTES >> 20} MB for one JSON document; "
+                            "write the records as JSON lines (one record per line), CSV or Parquet.")
+        with _open_text(path) as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        raise text_error(path, err) from None
 
 
-def _parse_json(text: str, path: Path, *, lines_ok: bool = False):
-    """Parse a JSON document; with ``lines_ok`` a JSON-lines document is accepted too."""
+def _json_layout(path: Path) -> str:
+    """"array" (a list of records), "newline_delimited" (one record per line) or "document"
+    (one JSON object: a count table or columns), from the start of the file."""
     try:
-        return json.loads(text)
+        with _open_text(path) as fh:
+            head = fh.read(1 << 16)
+            first = head.lstrip()[:1]
+            if first == "[":
+                return "array"
+            if first != "{":
+                return "document"
+            fh.seek(0)
+            line = fh.readline(1 << 26).strip()
+            rest = fh.read(1 << 12).strip()
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        raise text_error(path, err) from None
+    try:
+        json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return "document"  # an object spread over several lines
+    return "newline_delimited" if rest else "document"
+
+
+def _locate(path: Path, fmt: str) -> DataError | None:
+    """The first syntax error of a malformed JSON / JSON-lines file, with its line and column
+    (Python's parser, line by line for JSON lines so memory stays bounded)."""
+    source = str(path)
+    if fmt != "newline_delimited":
+        try:
+            parse_json(_read_text(path), source)
+        except DataError as err:
+            return err
+        return None
+    try:
+        with _open_text(path) as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError as err:
+                    return DataError(f"{source} line {lineno} is not valid JSON (column {err.colno}): {err.msg}; "
+                                     "JSON-lines files need one complete JSON object per line.")
+                except RecursionError:
+                    return DataError(f"{source} line {lineno} is nested too deeply to be a comparison record.")
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as err:
+        return text_error(path, err)
+    return None
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def parse_json(text: str, source: str):
+    """Parse one JSON document strictly: duplicate keys and NaN / Infinity literals are refused,
+    deep nesting is reported instead of crashing."""
+    def constant(name):
+        raise _DuplicateKey(f"\x00{name}")
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=constant)
+    except _DuplicateKey as err:
+        key = err.args[0]
+        if key.startswith("\x00"):
+            raise DataError(f"{source} holds the non-standard JSON value {key[1:]}; write null or a number.") from None
+        raise DataError(f"{source} repeats the key {key!r} in one JSON object; keep one value per key.") from None
     except json.JSONDecodeError as err:
-        if lines_ok and err.msg == "Extra data":
-            return _parse_jsonl(text, path)
         raise DataError(
-            f"{path} is not valid JSON (line {err.lineno}, column {err.colno}): {err.msg}; "
+            f"{source} is not valid JSON (line {err.lineno}, column {err.colno}): {err.msg}; "
             f"fix the file or pass the right format= (CLI: --data-format)."
         ) from None
-
-
-def _parse_jsonl(text: str, path: Path) -> list:
-    records = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise DataError(
-                f"{path} line {lineno} is not valid JSON (column {err.colno}): {err.msg}; "
-                f"JSON-lines files need one complete JSON object per line."
-            ) from None
-    return records
-
-
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    return _records_frame(_parse_jsonl(_read_text(path), path), path)
-
-
-def _records_frame(records, path: Path) -> pd.DataFrame:
-    if not isinstance(records, list):
-        raise DataError(f"{path}: expected a list of records (JSON objects), got "
-                        f"{type(records).__name__}.")
-    if not records:
-        raise DataError(f"no comparisons in {path}: the file holds no records.")
-    bad = [i for i, r in enumerate(records) if not isinstance(r, Mapping)]
-    if bad:
-        raise DataError(f"record {bad[0]} in {path} is not a JSON object ({len(bad)} such "
-                        f"records); each record needs named fields such as model_a, model_b.")
-    return pd.DataFrame.from_records(records)
+    except RecursionError:
+        raise DataError(f"{source} is nested too deeply to be comparison data; expected a count table "
+                        "or records of names and counts.") from None
 
 
 def _json_object_frame(content: Mapping, path: Path) -> pd.DataFrame | None:
@@ -187,29 +272,12 @@ def _json_object_frame(content: Mapping, path: Path) -> pd.DataFrame | None:
     if {"models", "X", "Y"} & set(content):  # a (possibly incomplete) count table
         return None
     if content and all(isinstance(v, list) for v in content.values()):  # column-oriented
-        try:
-            return pd.DataFrame(dict(content))
-        except ValueError as err:
-            raise DataError(f"{path}: the JSON columns differ in length ({err}).") from None
+        lengths = {k: len(v) for k, v in content.items()}
+        if len(set(lengths.values())) > 1:
+            raise DataError(f"{path}: the JSON columns differ in length ({lengths}); give every column one "
+                            "value per record.")
+        return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in content.items()})
     raise DataError(
         f"{path} holds a JSON object with keys {sorted(content)[:6]}; expected a count table "
         f"(keys 'models', 'X', 'Y'), a list of records, or one record per line (JSONL)."
     )
-
-
-def _read_csv(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path, dtype={c: str for c in _NAME_COLUMNS}, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"no comparisons in {path}: the file is empty.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"{path} is not a readable CSV file: {err}".rstrip() + ".") from None
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_parquet(path)
-    except ImportError:
-        raise DataError("reading Parquet needs pyarrow: pip install bayesrank[parquet].") from None
-    except Exception as err:  # pyarrow raises its own error types
-        raise DataError(f"{path} is not a readable Parquet file: {err}.") from None

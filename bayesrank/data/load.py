@@ -16,6 +16,10 @@ from bayesrank.data.records import from_count_table, from_frame
 from bayesrank.errors import DataError
 
 
+#: Libraries whose tables :func:`load` reads as records (through DuckDB).
+TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
+
+
 def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
     """Load a bundled dataset by name.
 
@@ -41,9 +45,9 @@ def load(
 
     Parameters
     ----------
-    data : Comparisons, DataFrame, mapping, str or Path
-        A :class:`Comparisons` is returned as is; a DataFrame goes to
-        :func:`~bayesrank.data.records.from_frame`; a mapping with keys ``models``, ``X``,
+    data : Comparisons, table, mapping, str or Path
+        A :class:`Comparisons` is returned as is; a pandas, Polars or PyArrow table or a
+        DuckDB relation goes to :func:`~bayesrank.data.records.from_frame`; a mapping with keys ``models``, ``X``,
         ``Y`` to :func:`~bayesrank.data.records.from_count_table`; a name in
         :data:`~bayesrank.data.bundled.DATASETS` to :func:`load_dataset`; any other string
         or path to :func:`~bayesrank.data.files.read`.
@@ -61,7 +65,7 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    if isinstance(data, pd.DataFrame):
+    if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates)
     if isinstance(data, Mapping):
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
@@ -77,5 +81,5 @@ def load(
         )
     raise DataError(
         f"cannot load data of type {type(data).__name__}; pass a file path, a bundled dataset "
-        f"name, a pandas DataFrame or a Comparisons object."
+        f"name, a pandas / Polars / PyArrow table, a DuckDB relation or a Comparisons object."
     )

@@ -9,52 +9,61 @@ Three record shapes are understood, told apart by their columns (see :func:`from
   ``ties, ties_bothbad, judge, first``.
 
 Any of them can carry numeric *context covariates* (``covariates=[column, ...]``): values
-that describe the comparison, not one side of it (a question's length, say). Files are
-turned into tables by :mod:`bayesrank.data.files`; :func:`bayesrank.data.load` is the single
-entry point of the API and the CLI.
+that describe the comparison, not one side of it (a question's length, say). The records
+may be a pandas, Polars or PyArrow table or a DuckDB relation; they are typed, validated and
+aggregated in DuckDB by :mod:`bayesrank.data.aggregate` (the same rules for every source).
+Files are turned into tables by :mod:`bayesrank.data.files`; :func:`bayesrank.data.load` is
+the single entry point of the API and the CLI.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
-from bayesrank.data.comparisons import FIRST_A, FIRST_B, Comparisons
-from bayesrank.data.judges import agreement_table
+from bayesrank.data.aggregate import (
+    BATTLE_OUTCOMES,
+    JUDGE_VERDICTS,
+    SHAPES,
+    Table,
+    aggregate,
+    connection,
+    detect_shape,
+    names_as_text,
+    table_from_frame,
+)
+from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError
 
-#: Outcome labels of Chatbot Arena battle records (column ``winner``).
-BATTLE_OUTCOMES = ("model_a", "model_b", "tie", "tie (bothbad)")
-#: Verdict labels of judge records (column ``judge_preferred_model``); "c" is a tie and
-#: "unknown" verdicts are dropped and counted in ``Comparisons.dropped``.
-JUDGE_VERDICTS = ("a", "b", "c", "unknown")
-
-#: Required and optional columns of each accepted record shape.
-SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "battles": (("model_a", "model_b", "winner"), ()),
-    "judgements": (
-        ("model_a", "model_b", "judge_model", "judge_preferred_model"),
-        ("question_id",),
-    ),
-    "counts": (
-        ("model_a", "model_b", "wins_a", "wins_b"),
-        ("ties", "ties_bothbad", "judge", "first"),
-    ),
-}
+__all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_count_table", "from_counts",
+           "from_frame", "from_judgements", "from_table"]
 
 
 # ---------------------------------------------------------------------- records
-def from_battles(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
-) -> Comparisons:
+def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool = False,
+               covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+    """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
+    (the shape is detected from the columns when not given)."""
+    shape = shape or detect_shape(list(table.columns), table.source)
+    cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
+                      what="row" if shape == "counts" else "record")
+    return Comparisons.from_aggregate(cells, source=source)
+
+
+def _read(frame, shape, both_bad_as_ties, covariates, source) -> Comparisons:
+    with connection() as con:
+        table = table_from_frame(con, frame, source)
+        return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
+
+
+def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
     """Read Chatbot Arena battle records.
 
     Parameters
     ----------
-    df : DataFrame
+    df : pandas / Polars / PyArrow table or DuckDB relation
         One battle per row with columns ``model_a``, ``model_b`` and ``winner`` in
         :data:`BATTLE_OUTCOMES` (other columns are ignored). ``model_a`` is the model shown
         first, so every record gets ``first = 0``.
@@ -73,29 +82,18 @@ def from_battles(
     Raises
     ------
     DataError
-        Missing columns, unknown ``winner`` labels, or any error of
-        :meth:`Comparisons.from_cells` (naming the 0-based record).
+        Missing columns, unknown ``winner`` labels, or any refused record (naming the 0-based
+        record; :mod:`bayesrank.data.aggregate`).
     """
-    _require(df, "battles", source)
-    onehot = _outcomes(df["winner"], BATTLE_OUTCOMES, "winner", source)
-    return Comparisons.from_cells(
-        df["model_a"].to_numpy(object),
-        df["model_b"].to_numpy(object),
-        *onehot.T,
-        first=np.full(len(df), FIRST_A),
-        covariates=_covariates(df, covariates, source),
-        both_bad_as_ties=both_bad_as_ties,
-        source=source,
-        what="record",
-    )
+    return _read(df, "battles", both_bad_as_ties, covariates, source)
 
 
-def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_judgements(df, *, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
     """Read LLM-judge records (MT-Bench style).
 
     Parameters
     ----------
-    df : DataFrame
+    df : pandas / Polars / PyArrow table or DuckDB relation
         One verdict per row with columns ``model_a``, ``model_b``, ``judge_model`` and
         ``judge_preferred_model`` in :data:`JUDGE_VERDICTS` (``a``, ``b``, ``c`` = tie,
         ``unknown``). ``model_a`` is the answer shown first, so ``first = 0``. With a
@@ -115,47 +113,18 @@ def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source:
     Raises
     ------
     DataError
-        Missing columns, unknown verdict labels, or any error of
-        :meth:`Comparisons.from_cells` (naming the 0-based record in the input).
+        Missing columns, unknown verdict labels, or any refused record (naming the 0-based
+        record in the input).
     """
-    _require(df, "judgements", source)
-    onehot = _outcomes(df["judge_preferred_model"], JUDGE_VERDICTS, "judge_preferred_model", source)
-    keep = onehot[:, 3] == 0
-    n_unknown = int((~keep).sum())
-    if not keep.any():
-        where = f" in {source}" if source else ""
-        raise DataError(f"no usable verdicts{where}: all {len(df)} records are 'unknown'.")
-    used = df[keep]
-    cov = _covariates(used, covariates, source)
-    data = Comparisons.from_cells(
-        used["model_a"].to_numpy(object),
-        used["model_b"].to_numpy(object),
-        onehot[keep, 0],
-        onehot[keep, 1],
-        onehot[keep, 2],
-        judge=used["judge_model"].to_numpy(object),
-        first=np.full(int(keep.sum()), FIRST_A),
-        covariates=cov,
-        dropped={"unknown verdict": n_unknown} if n_unknown else None,
-        source=source,
-        what="record",
-        rows=np.flatnonzero(keep),
-    )
-    if "question_id" not in df.columns:
-        return data
-    verdict = onehot[keep, 0] - onehot[keep, 1]  # +1: model_a preferred, -1: model_b, 0: tie
-    table = agreement_table(used["question_id"], used["model_a"], used["model_b"], used["judge_model"], verdict)
-    return replace(data, agreement=table)
+    return _read(df, "judgements", False, covariates, source)
 
 
-def from_counts(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
-) -> Comparisons:
+def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
     Parameters
     ----------
-    df : DataFrame
+    df : pandas / Polars / PyArrow table or DuckDB relation
         Columns ``model_a``, ``model_b``, ``wins_a``, ``wins_b`` and optionally ``ties``,
         ``ties_bothbad``, ``judge`` and ``first`` (``a``/``b`` or 0/1: which was shown
         first). Duplicate rows are summed; ``(b, a)`` rows are flipped onto ``(a, b)``.
@@ -166,39 +135,21 @@ def from_counts(
     source : str
         Provenance for messages.
     """
-    _require(df, "counts", source)
-    first = None
-    if "first" in df.columns:
-        first = _positions(df["first"], source)
-    return Comparisons.from_cells(
-        df["model_a"].to_numpy(object),
-        df["model_b"].to_numpy(object),
-        df["wins_a"].to_numpy(),
-        df["wins_b"].to_numpy(),
-        df["ties"].to_numpy() if "ties" in df.columns else None,
-        df["ties_bothbad"].to_numpy() if "ties_bothbad" in df.columns else None,
-        judge=df["judge"].to_numpy(object) if "judge" in df.columns else None,
-        first=first,
-        covariates=_covariates(df, covariates, source),
-        both_bad_as_ties=both_bad_as_ties,
-        source=source,
-        what="row",
-    )
+    return _read(df, "counts", both_bad_as_ties, covariates, source)
 
 
-def from_frame(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
-) -> Comparisons:
-    """Read a DataFrame of battle records, judge records or aggregated counts.
+def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+    """Read a table of battle records, judge records or aggregated counts.
 
-    The shape is detected from the columns: ``winner`` → :func:`from_battles`,
-    ``judge_preferred_model`` → :func:`from_judgements`, ``wins_a``/``wins_b`` →
-    :func:`from_counts` (see :data:`SHAPES`).
+    The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
+    → judgements, ``wins_a``/``wins_b`` → counts (see :data:`SHAPES`). Column names are
+    stripped of surrounding spaces; two columns with the same name are refused.
 
     Parameters
     ----------
-    df : DataFrame
-        The records; column names are stripped of surrounding spaces.
+    df : pandas / Polars (eager or lazy) / PyArrow table or DuckDB relation
+        The records. Dask and Spark frames: aggregate them to the counts shape in their own
+        engine first (README, "Data").
     both_bad_as_ties : bool
         Count "both bad" ties as ties (battles and counts).
     covariates : sequence of str
@@ -210,104 +161,23 @@ def from_frame(
     ------
     DataError
         When no shape matches: names the columns missing for the closest shape and lists the
-        accepted column sets.
+        accepted column sets; or the first refused record.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}.")
-    df = df.rename(columns=lambda c: str(c).strip())
-    shape = _detect_shape(df, source)
-    if shape == "judgements":
-        return from_judgements(df, covariates=covariates, source=source)
-    reader = from_battles if shape == "battles" else from_counts
-    return reader(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
-
-
-def _detect_shape(df: pd.DataFrame, source: str) -> str:
-    columns = set(df.columns)
-    for shape, marker in (("battles", "winner"), ("judgements", "judge_preferred_model")):
-        if marker in columns:
-            return shape
-    if {"wins_a", "wins_b"} & columns:
-        return "counts"
-    closest = min(SHAPES, key=lambda k: len(set(SHAPES[k][0]) - columns))
-    _require(df, closest, source)  # raises: a marker column is missing
-    return closest  # pragma: no cover
-
-
-def _require(df: pd.DataFrame, shape: str, source: str) -> None:
-    required, _ = SHAPES[shape]
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        where = f" in {source}" if source else ""
-        accepted = "; ".join(
-            f"{name}: {', '.join(req)}" + (f" [{', '.join(opt)}]" if opt else "")
-            for name, (req, opt) in SHAPES.items()
-        )
-        raise DataError(
-            f"missing column(s) {', '.join(repr(c) for c in missing)}{where} for {shape} records "
-            f"(found: {', '.join(map(str, df.columns)) or 'none'}). Accepted column sets — "
-            f"{accepted}; rename your columns to one of these."
-        )
-
-
-def _covariates(df: pd.DataFrame, columns: Sequence[str], source: str) -> dict | None:
-    """The named covariate columns of a record table (checked to exist)."""
-    if isinstance(columns, str):
-        columns = [columns]
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        where = f" in {source}" if source else ""
-        raise DataError(
-            f"covariate column(s) {', '.join(repr(c) for c in missing)} not found{where} "
-            f"(columns: {', '.join(map(str, df.columns))})."
-        )
-    return {c: df[c].to_numpy() for c in columns} or None
-
-
-def _outcomes(labels: pd.Series, allowed: tuple[str, ...], column: str, source: str) -> np.ndarray:
-    """One-hot ``(n, len(allowed))`` array of outcome labels; unknown labels raise."""
-    text = labels.astype("string").str.strip()
-    codes = pd.Categorical(text, categories=list(allowed)).codes
-    bad = np.flatnonzero(codes < 0)
-    if bad.size:
-        i = int(bad[0])
-        where = f" in {source}" if source else ""
-        raise DataError(
-            f"record {i}{where}: column '{column}' has unknown outcome {labels.iloc[i]!r} "
-            f"({bad.size} such records); allowed: {', '.join(repr(x) for x in allowed)}."
-        )
-    out = np.zeros((len(labels), len(allowed)))
-    out[np.arange(len(labels)), codes] = 1.0
-    return out
-
-
-def _positions(values: pd.Series, source: str) -> np.ndarray:
-    """Column ``first`` as 0 / 1 (accepts ``a``/``b`` or 0/1)."""
-    mapping = {"a": FIRST_A, "b": FIRST_B, "0": FIRST_A, "1": FIRST_B}
-    text = values.astype("string").str.strip().str.lower()
-    codes = text.map(mapping)
-    bad = np.flatnonzero(codes.isna().to_numpy())
-    if bad.size:
-        i = int(bad[0])
-        where = f" in {source}" if source else ""
-        raise DataError(
-            f"row {i}{where}: column 'first' is {values.iloc[i]!r}; use 'a' or 0 (model_a shown "
-            f"first) or 'b' or 1 (model_b shown first)."
-        )
-    return codes.to_numpy(dtype=np.int64)
+    return _read(df, None, both_bad_as_ties, covariates, source)
 
 
 # ---------------------------------------------------------------------- count tables
-def from_count_table(
-    table: Mapping, *, both_bad_as_ties: bool = False, source: str = ""
-) -> Comparisons:
+def from_count_table(table: Mapping, *, both_bad_as_ties: bool = False, source: str = "") -> Comparisons:
     """Read a leaderbot-style count table.
 
     Parameters
     ----------
     table : mapping
-        Keys ``models`` (names), ``X`` (``(n, 2)`` 0-based index pairs) and ``Y`` (``(n, 3)``
-        wins of the first, wins of the second, ties; or ``(n, 4)`` with "both bad" ties last).
+        Keys ``models`` (a list of distinct names), ``X`` (``(n, 2)`` 0-based index pairs)
+        and ``Y`` (``(n, 3)`` wins of the first, wins of the second, ties; or ``(n, 4)`` with
+        "both bad" ties last; or ``(n, 2)`` without ties). Every entry is checked: names by the
+        rule of :mod:`bayesrank.data.aggregate`, indices whole numbers in range (not
+        booleans), counts by the count rules (the pair is named in messages).
     both_bad_as_ties : bool
         Count "both bad" ties as ties (default ``False``, the leaderbot paper's convention).
     source : str
@@ -317,34 +187,45 @@ def from_count_table(
     missing = [k for k in ("models", "X", "Y") if k not in table]
     if missing:
         raise DataError(f"count table{where} lacks key(s) {missing}; expected 'models', 'X', 'Y'.")
-    models = [str(m) for m in table["models"]]
-    X = np.asarray(table["X"])
-    Y = np.asarray(table["Y"], dtype=float)
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise DataError(f"count table{where}: 'X' must be a list of [i, j] index pairs.")
-    if Y.ndim != 2 or Y.shape[0] != X.shape[0] or Y.shape[1] not in (2, 3, 4):
+    models, X, Y = table["models"], table["X"], table["Y"]
+    if not isinstance(models, list) or not models:
+        raise DataError(f"count table{where}: 'models' must be a non-empty list of names, got "
+                        f"{type(models).__name__}.")
+    names = names_as_text(models, "models", source, what="model")
+    seen: dict[str, int] = {}
+    for k, name in enumerate(names):
+        if name in seen:
+            raise DataError(f"count table{where}: 'models' names {name!r} twice (positions {seen[name]} and {k}); "
+                            "each model must appear once, or its pairs would be merged silently.")
+        seen[name] = k
+    if not isinstance(X, list) or not isinstance(Y, list):
+        raise DataError(f"count table{where}: 'X' and 'Y' must be lists (of index pairs and of counts).")
+    if len(X) != len(Y):
+        raise DataError(f"count table{where}: 'X' has {len(X)} pairs but 'Y' has {len(Y)} rows; one row of counts "
+                        "per pair.")
+    if not X:
+        raise DataError(f"no comparisons{where}: the count table has no pairs.")
+    index = np.zeros((len(X), 2), dtype=np.int64)
+    for row, pair in enumerate(X):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise DataError(f"pair {row}{where}: 'X' entry {pair!r} is not a pair [i, j] of positions in 'models'.")
+        for col, value in enumerate(pair):
+            whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value == int(value))
+            if isinstance(value, bool) or not whole or not 0 <= value < len(names):
+                raise DataError(
+                    f"pair {row}{where}: index {value!r} in 'X' is not a valid position in 'models' "
+                    f"(whole numbers 0..{len(names) - 1}, not booleans)."
+                )
+            index[row, col] = int(value)
+    width = {len(y) if isinstance(y, list) else -1 for y in Y}
+    if len(width) != 1 or not width <= {2, 3, 4}:
+        bad = next(r for r, y in enumerate(Y) if not isinstance(y, list) or len(y) != len(Y[0]) or len(y) not in (2, 3, 4))
         raise DataError(
-            f"count table{where}: 'Y' must have one row per 'X' row with 2-4 counts "
-            f"(wins of i, wins of j, ties, both-bad ties); got shape {Y.shape}."
+            f"pair {bad}{where}: 'Y' row {Y[bad]!r} does not match the others; every row needs the same 2-4 counts "
+            "(wins of i, wins of j[, ties[, both-bad ties]])."
         )
-    bad = (X < 0) | (X >= len(models)) | (X != np.round(X))
-    if bad.any():
-        row = int(np.flatnonzero(bad.any(axis=1))[0])
-        raise DataError(
-            f"pair {row}{where}: index {X[row].tolist()} is not a valid position in 'models' "
-            f"(0..{len(models) - 1})."
-        )
-    names = np.asarray(models, dtype=object)
-    X = X.astype(np.int64)
-    cols = [Y[:, k] if Y.shape[1] > k else np.zeros(len(Y)) for k in range(4)]
-    return Comparisons.from_cells(
-        names[X[:, 0]],
-        names[X[:, 1]],
-        *cols,
-        items=sorted(models),
-        both_bad_as_ties=both_bad_as_ties,
-        source=source,
-        what="pair",
-    )
-
-
+    k = width.pop()
+    cols = [[y[c] for y in Y] for c in range(k)] + [None] * (4 - k)
+    arr = np.asarray(names, dtype=object)
+    return Comparisons.from_cells(arr[index[:, 0]], arr[index[:, 1]], *cols, both_bad_as_ties=both_bad_as_ties,
+                                  source=source, what="pair")

@@ -2,6 +2,18 @@
 
 * For every framework, on the cells the likelihood sees: a connected comparison graph and
   Ford's condition (:func:`bayesrank.data.checks.mle_existence`).
+* The *extended Ford condition* (:func:`recession`): is there a direction of the parameters
+  along which the likelihood never decreases? Per cell and observed outcome, the link says
+  which directions of its predictors (d, h) keep that outcome's log-probability from
+  decreasing (:data:`bayesrank.model.links.RECESSION`); the predictors' Jacobians (the
+  framework's own per-cell kernels) turn that into linear inequalities on the parameters, and
+  one linear programme finds such a direction or proves there is none. It covers what Ford's
+  graph cannot: tie models (an item that only ties or never wins, every comparison a tie and
+  the tie parameter's MLE at +∞, a judge that never ties), a judge that always picks the
+  same position under a position-bias model, and any framework declared later. Parameters
+  that enter a predictor non-linearly (a judge's discrimination e^α, the Thurstonian
+  variances) are held at the optimiser's point: a direction found is a true direction of
+  non-existence; the judges' discriminations are checked next.
 * For frameworks that declare a :meth:`~bayesrank.model.framework.Framework.signed_counterpart`
   (the judge-aware models): that counterpart is fitted by the same optimiser from the
   positive fit, and its signed judge sensitivities decide
@@ -11,47 +23,211 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix, vstack
 
 from bayesrank.data.checks import mle_existence
-from bayesrank.data.comparisons import Comparisons
-from bayesrank.inference.compiled import compiled
-from bayesrank.inference.information import information
+from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.inference.compiled import Bound, compiled
+from bayesrank.inference.information import CellDerivatives, information
 from bayesrank.inference.optimize import maximise
 from bayesrank.model.judge_aware import judge_existence
+from bayesrank.model.links import RECESSION
+
+#: A direction counts when the observed outcomes' slopes add up to more than this (the
+#: Jacobian entries of the linear predictors are O(1)).
+TOLERANCE = 1e-7
+#: Entries of a direction smaller than this are treated as zero when it is described.
+DESCRIBE = 1e-6
+#: The score variables (plain, or the Thurstonian raw means): with the Bradley–Terry link alone,
+#: their recession directions are exactly Ford's condition, checked on the graph.
+SCORES = {"score", "score_raw"}
+#: Names listed per group in a description.
+_LISTED = 5
 
 
-def check_existence(framework, prepared: Comparisons, values: dict, maxiter: int) -> dict:
-    """Existence of the MLE of ``framework`` on ``prepared`` cells, given the optimiser's point.
+def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, maxiter: int) -> dict:
+    """Existence of the MLE of ``framework`` on the bound cells, given the optimiser's point.
 
     Parameters
     ----------
     framework : Framework
-    prepared : Comparisons
+    bound : Bound
+        The compiled model with the prepared cells.
+    theta : ndarray
+        The optimiser's point.
     values : dict
-        Model variables at the optimiser's point.
+        Model variables at that point.
     maxiter : int
-        Iteration cap for the counterpart's fit.
+        Iteration cap for the signed counterpart's fit.
 
     Returns
     -------
     dict
-        ``mle_exists`` (bool), ``warnings`` (list of str) and, for judge-aware models,
-        ``degenerate_judges``, ``signed_sensitivity`` and ``recommendation``.
+        ``mle_exists`` (bool), ``warnings`` (list of str), ``diverging`` (only when a direction
+        of unbounded likelihood was found: its entries by variable) and, for judge-aware models, ``degenerate_judges``,
+        ``signed_sensitivity`` and ``recommendation``.
     """
+    prepared = bound.data
     exists, warnings = mle_existence(prepared)
     out = {"mle_exists": exists, "warnings": warnings}
-    signed = framework.signed_counterpart()
-    if signed is None or not exists:
+    if not exists:
         return out
-    bound = compiled(signed, prepared).bind(prepared)
+    found = recession(bound, theta)
+    if found is not None:
+        out.update(mle_exists=False, warnings=[_sentence(found, prepared)],
+                   diverging={name: part["moves"] for name, part in found.items()})
+        return out
+    signed = framework.signed_counterpart()
+    if signed is None:
+        return out
+    sbound = compiled(signed, prepared).bind(prepared)
     gamma = np.asarray(values["gamma"], dtype=float)
-    start = {name: values[name] for name in bound.structure.natural.names if name in values}
+    start = {name: values[name] for name in sbound.structure.natural.names if name in values}
     start["gamma"] = gamma * gamma.size / gamma.sum()
-    x0 = bound.structure.natural.theta_for(start, bound.x0)
-    theta, _ = maximise(bound.logp_dlogp, lambda th: -information(bound, th, "observed"), x0,
-                        prepared.n_comparisons, maxiter,
-                        information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
-    signed_gamma = bound.structure.values(theta)["gamma"]
+    x0 = sbound.structure.natural.theta_for(start, sbound.x0)
+    stheta, _ = maximise(sbound.logp_dlogp, lambda th: -information(sbound, th, "observed"), x0,
+                         prepared.n_comparisons, maxiter,
+                         information_diagonal=lambda th: information(sbound, th, "observed", diagonal=True))
+    signed_gamma = sbound.structure.values(stheta)["gamma"]
     verdict = judge_existence(prepared.judges, gamma, signed_gamma)
     verdict["warnings"] = warnings + verdict["warnings"]
     return {**out, **verdict}
+
+
+def _linear_variables(structure, cd: CellDerivatives) -> set[str]:
+    """Natural variables every predictor is affine in, jointly, given the others: the inputs
+    whose second derivatives with each other vanish in every cell (chosen in declaration order)."""
+    keep = set(structure.natural.names)
+    n = len(cd.cells["item_a"])
+    for name in cd.names:
+        pred, kernel = structure.predictors[name], structure.kernels[name]
+        if pred.linear:
+            continue
+        H = kernel.second(cd.u[name], cd.cells, np.ones(n))
+        edges = np.cumsum((0, *kernel.sizes))
+        slots = {key: slice(edges[i], edges[i + 1]) for i, key in enumerate(kernel.keys)}
+        chosen: list[str] = []
+        for key in kernel.keys:
+            sl = slots[key]
+            if np.any(H[:, sl, sl] != 0) or any(np.any(H[:, sl, slots[k]] != 0) for k in chosen):
+                keep.discard(pred.inputs[key].var)
+            else:
+                chosen.append(key)
+    return keep
+
+
+def recession(bound: Bound, theta: np.ndarray) -> dict | None:
+    """A direction of the parameters along which the likelihood never decreases, if any.
+
+    Only natural variables that the predictors read affinely (given the others, held at
+    ``theta``) move. For the Bradley–Terry link with scores alone this is Ford's condition,
+    already checked on the graph, so nothing is solved.
+
+    Returns
+    -------
+    dict or None
+        Variable → ``{"moves": {label: ±1 direction entry}, "dims": dims}`` for the variables
+        that move; None when the likelihood has no such direction.
+    """
+    structure = bound.structure
+    nmap = structure.natural
+    link = structure.framework.link
+    if link == "bt" and set(nmap.names) <= SCORES:
+        return None
+    cd = CellDerivatives.at(bound, theta)
+    linear = _linear_variables(structure, cd)
+    if link == "bt" and linear <= SCORES:  # positive multiples of score differences: Ford's condition
+        return None
+    columns = -np.ones(nmap.size, dtype=np.int64)
+    start = 0
+    for name in nmap.names:
+        if name in linear:
+            size = int(np.prod(nmap.shapes[name])) if nmap.shapes[name] else 1
+            columns[nmap.offsets[name]:nmap.offsets[name] + size] = np.arange(start, start + size)
+            start += size
+    if start == 0:
+        return None
+    n = len(cd.cells["item_a"])
+    slope = {}
+    for name in ("d", "h"):
+        if name not in cd.names:
+            slope[name] = coo_matrix((n, start)).tocsr()
+            continue
+        cols = columns[cd.rows[name]]
+        mask = cols >= 0
+        cells = np.broadcast_to(np.arange(n)[:, None], cols.shape)
+        slope[name] = coo_matrix((cd.jac[name][mask], (cells[mask], cols[mask])), shape=(n, start)).tocsr()
+    counts = bound.counts
+    blocks = []
+    for o, outcome in enumerate(OUTCOMES):
+        seen = np.flatnonzero(counts[:, o] > 0)
+        if not seen.size:
+            continue
+        for c_d, c_h in RECESSION[link][outcome]:
+            blocks.append(c_d * slope["d"][seen] + c_h * slope["h"][seen])
+    if not blocks:
+        return None
+    A = vstack(blocks).tocsr()
+    objective = -np.asarray(A.sum(axis=0)).ravel()
+    res = linprog(objective, A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=(-1, 1), method="highs")
+    if res.status != 0 or -res.fun <= TOLERANCE:
+        return None
+    w = res.x
+    found = {}
+    model = structure.model
+    data = bound.data
+    for name in nmap.names:
+        if name not in linear:
+            continue
+        size = int(np.prod(nmap.shapes[name])) if nmap.shapes[name] else 1
+        part = w[columns[nmap.offsets[name]:nmap.offsets[name] + size]].reshape(nmap.shapes[name] or ())
+        dims = model.named_vars_to_dims.get(name) or ()
+        if dims and dims[0] == "item" and part.ndim == 1:  # scores: only differences matter
+            part = part - np.median(part)
+        if np.all(np.abs(part) <= DESCRIBE):
+            continue
+        labels = {d: list(model.coords[d]) for d in dims if d in model.coords}
+        labels.update({"item": data.items, "judge": data.judges})
+        moves = {}
+        if part.ndim == 0:
+            moves[name] = float(part)
+            found[name] = {"moves": moves, "dims": ()}
+            continue
+        for index in zip(*np.nonzero(np.abs(part) > DESCRIBE)):
+            label = ", ".join(str(labels[d][i]) if d in labels and labels[d] is not None else str(i)
+                              for d, i in zip(dims, index)) or name
+            moves[label] = float(part[index])
+        found[name] = {"moves": moves, "dims": tuple(dims)}
+    return found or None
+
+
+def _sentence(found: dict, data: Comparisons) -> str:
+    """The direction found, in words."""
+    parts = []
+    for name, part in found.items():
+        moves = part["moves"]
+        up = [k for k, v in sorted(moves.items(), key=lambda kv: -kv[1]) if v > 0]
+        down = [k for k, v in sorted(moves.items(), key=lambda kv: kv[1]) if v < 0]
+        if part["dims"][:1] == ("item",) and name in ("score", "score_raw"):
+            parts.append(f"the scores of {_names(up)} grow without bound against {_names(down) or 'the rest'}")
+            continue
+        what = {"eta_raw": "the tie threshold", "tie_factor": "the tie factor of", "eta": "the tie parameter of judge",
+                "delta": "the position bias of judge"}.get(name, f"'{name}' of")
+        for group, sign in ((up, "+∞"), (down, "−∞")):
+            if group:
+                target = "" if part["dims"] == () else " " + _names(group)
+                parts.append(f"{what}{target} → {sign}")
+    if float(data.wins_a.sum() + data.wins_b.sum()) == 0:
+        lead = ("every comparison is a tie, so the tie parameter's maximum-likelihood estimate is +∞ and the "
+                "scores are not identified")
+    else:
+        lead = "the likelihood keeps increasing along a direction in which " + "; ".join(parts)
+    return (f"the maximum-likelihood estimate does not exist: {lead} (extended Ford condition); no estimates "
+            "are reported. Use method='nuts' (proper priors), a model without the diverging parameter, or add "
+            "comparisons that break the pattern.")
+
+
+def _names(group: list[str]) -> str:
+    shown = ", ".join(f"'{g}'" for g in group[:_LISTED])
+    return shown + (f" (+{len(group) - _LISTED} more)" if len(group) > _LISTED else "")

@@ -89,6 +89,9 @@ def fit_map(
         raise ModelSpecError(f"information must be 'observed' or 'expected', got {kind!r}.")
     if n_draws < 1:
         raise ModelSpecError(f"n_draws must be at least 1, got {n_draws}.")
+    if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer))
+                                    or random_seed < 0):
+        raise ModelSpecError(f"random_seed must be a non-negative integer, got {random_seed!r}.")
     # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
     # compete with each other and with other processes (bench/README.md)
@@ -100,7 +103,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
     notes = statistical_warnings(prepared)
-    judge_notes, near_duplicates = judge_warnings(data)
+    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
     structure = compiled(framework, prepared, prior="flat")
     bound = structure.bind(prepared)
@@ -137,7 +140,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     identified = bool(eig_min > SINGULAR * max(float(eigenvalues[-1]), 0.0))
 
     values = structure.values(theta)
-    check = check_existence(framework, prepared, values, maxiter)
+    check = check_existence(framework, bound, theta, values, maxiter)
     notes += check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
 
@@ -192,8 +195,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
                                                     (values[name], se[name], sample[name]))
             if name in cross:
                 cross[name] = np.full(np.shape(cross[name]), np.nan)
-    if not mle_exists:  # never report an optimiser-path point as an estimate
+    if not mle_exists:  # never report an optimiser-path point as an estimate, nor its likelihood
         values = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
+        cell_log_probs = np.full_like(cell_log_probs, np.nan)
+        loglik = float("nan")
 
     coords = coords_of(framework, prepared)
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}

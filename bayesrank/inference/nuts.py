@@ -85,7 +85,7 @@ def fit_nuts(
     prepared = framework.prepare(data)
     # with proper priors an infinite MLE is not a problem for the posterior
     notes = [w for w in statistical_warnings(prepared) if "maximum-likelihood" not in w]
-    judge_notes, near_duplicates = judge_warnings(data)
+    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
     model, _ = framework.build(prepared, prior="weak")
     if progressbar is None:

@@ -30,6 +30,30 @@ LINKS = ("bt", "rao-kupper", "rao-kupper-abs", "davidson")
 #: Predictors each link reads: the linear predictor d, and the raw tie threshold h for tie links.
 PREDICTORS = {"bt": ("d",), "rao-kupper": ("d", "h"), "rao-kupper-abs": ("d", "h"), "davidson": ("d", "h")}
 
+#: Where each link's outcome log-probabilities stop decreasing: along a ray of the predictors
+#: (d, h) = (d₀ + tδ, h₀ + tε), t → ∞, log P(outcome) has slope 0 iff every row (c_d, c_h)
+#: listed for the outcome has c_d·δ + c_h·ε ≥ 0 (otherwise its slope is negative). A direction
+#: of the free parameters that meets these rows for every observed outcome is a direction in
+#: which the likelihood never decreases: the maximum-likelihood estimate does not exist (the
+#: "extended Ford condition", :mod:`bayesrank.inference.existence`).
+#:
+#: * bt: P(a) = σ(d) → slope min(δ, 0).
+#: * davidson: log P(a) = d/2 − log(e^{d/2} + e^{−d/2} + e^h) → slope δ/2 − max(|δ|/2, ε);
+#:   log P(tie) → ε − max(|δ|/2, ε).
+#: * rao-kupper (η = softplus(h), slope max(ε, 0)): P(a) = σ(d − η) → min(δ − max(ε, 0), 0);
+#:   log P(tie) → 0 iff ε ≥ |δ|.
+#: * rao-kupper-abs (η ≈ |h|): the Rao–Kupper rows with ε ≥ 0 added (so that |ε| = ε), which
+#:   finds every such direction that raises the thresholds.
+RECESSION = {
+    "bt": {"win_a": ((1.0, 0.0),), "win_b": ((-1.0, 0.0),), "tie": ()},
+    "davidson": {"win_a": ((1.0, 0.0), (0.5, -1.0)), "win_b": ((-1.0, 0.0), (-0.5, -1.0)),
+                 "tie": ((-0.5, 1.0), (0.5, 1.0))},
+    "rao-kupper": {"win_a": ((1.0, 0.0), (1.0, -1.0)), "win_b": ((-1.0, 0.0), (-1.0, -1.0)),
+                   "tie": ((-1.0, 1.0), (1.0, 1.0))},
+    "rao-kupper-abs": {"win_a": ((1.0, 0.0), (1.0, -1.0), (0.0, 1.0)), "win_b": ((-1.0, 0.0), (-1.0, -1.0), (0.0, 1.0)),
+                       "tie": ((-1.0, 1.0), (1.0, 1.0), (0.0, 1.0))},
+}
+
 #: floor of the paper-form Rao–Kupper threshold (leaderbot clips |h| at 0.01)
 ABS_FLOOR = 0.01
 

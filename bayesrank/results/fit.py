@@ -175,9 +175,10 @@ class Fit:
         return summary.to_json(self.tree, level)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | Path) -> Path:
-        """Write the fit to one NetCDF file (atomically); :meth:`load` restores it exactly."""
-        return io.save(self.tree, path)
+    def save(self, path: str | Path, overwrite: bool = True) -> Path:
+        """Write the fit to one NetCDF file (atomically); :meth:`load` restores it exactly.
+        With ``overwrite=False`` an existing file raises :class:`~bayesrank.errors.OutputError`."""
+        return io.save(self.tree, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> Fit:

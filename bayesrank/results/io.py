@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 import tempfile
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.errors import BayesrankError
+from bayesrank.errors import FitFileError, OutputError
 from bayesrank.model.framework import Framework
 from bayesrank.model.registry import framework_from_spec
 
@@ -68,32 +69,101 @@ def model_data_of(tree: xr.DataTree) -> Comparisons:
     )
 
 
-def save(tree: xr.DataTree, path: str | Path) -> Path:
-    """Write a fit to one NetCDF file, atomically (a temporary file renamed into place).
+def check_target(targets: Path | list[Path], overwrite: bool = False) -> list[Path]:
+    """The output files that already exist, after refusing a folder among them, or any of them
+    without ``overwrite`` (call it before expensive work, so that a run is not lost at the end).
 
     Raises
     ------
-    BayesrankError
-        When the file cannot be written (the folder is not writable, the disk is full).
+    OutputError
+        A target is a folder, or exists and ``overwrite`` is false.
+    """
+    targets = [Path(targets)] if isinstance(targets, (str, Path)) else [Path(p) for p in targets]
+    existing = [p for p in targets if p.exists() or p.is_symlink()]
+    folders = [p for p in existing if p.is_dir()]
+    if folders:
+        raise OutputError(f"{folders[0]} is a folder; choose another output name.")
+    if existing and not overwrite:
+        names = ", ".join(str(p) for p in existing)
+        raise OutputError(f"{names} already exist{'s' if len(existing) == 1 else ''}; pass --force "
+                          "(overwrite=True) to replace, or choose another output place.")
+    return existing
+
+
+def write_files(writers: Mapping[Path, Callable[[Path], None]], overwrite: bool = False) -> list[Path]:
+    """Write several files as one step: each to a temporary file beside its target, then all
+    renamed into place. On any failure nothing is replaced and no temporary file is left.
+
+    Parameters
+    ----------
+    writers : mapping of Path to callable
+        Target → a function writing the content to the path it is given.
+    overwrite : bool
+        Replace existing targets (otherwise an existing target raises before anything is written).
+
+    Returns
+    -------
+    list of Path
+        The targets that existed before and were replaced.
+
+    Raises
+    ------
+    OutputError
+        A target exists (without ``overwrite``), is a folder, or cannot be written.
+    """
+    targets = [Path(p) for p in writers]
+    existing = check_target(targets, overwrite)
+    temps: dict[Path, str] = {}
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        for target, write in writers.items():
+            target = Path(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            os.close(fd)
+            temps[target] = tmp
+            os.chmod(tmp, 0o666 & ~umask)  # the permissions a plainly created file gets
+            write(Path(tmp))
+        for target, tmp in temps.items():
+            os.replace(tmp, target)
+    except OSError as err:
+        where = next(iter(temps), targets[0] if targets else "")
+        raise OutputError(f"cannot write {where}: {err.strerror or err}; choose a writable place.") from None
+    finally:
+        for tmp in temps.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return existing
+
+
+def save(tree: xr.DataTree, path: str | Path, overwrite: bool = True) -> Path:
+    """Write a fit to one NetCDF file, atomically (a temporary file renamed into place).
+
+    Names and text are stored as NetCDF strings (the data layer refuses NUL characters, which
+    NetCDF cannot hold).
+
+    Raises
+    ------
+    OutputError
+        When the file cannot be written (the folder is not writable, the disk is full), or
+        exists and ``overwrite`` is False.
     """
     path = Path(path)
+    write_files({path: lambda tmp: write_netcdf(tree, tmp)}, overwrite=overwrite)
+    return path
+
+
+def write_netcdf(tree: xr.DataTree, path: Path) -> None:
+    """Write the tree to ``path`` (compressed numeric variables)."""
     encoding = {
         node.path: {name: {"zlib": True, "complevel": 4} for name in node.data_vars if node[name].dtype.kind in "fiu"}
         for node in tree.subtree
     }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            tree.to_netcdf(tmp, engine="h5netcdf", encoding={k: v for k, v in encoding.items() if v})
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError as err:
-        raise BayesrankError(f"cannot write {path}: {err.strerror or err}; choose a writable place.") from None
-    return path
+        tree.to_netcdf(path, engine="h5netcdf", encoding={k: v for k, v in encoding.items() if v})
+    except ValueError as err:  # a value NetCDF cannot store
+        raise OutputError(f"cannot store the fit as NetCDF ({err}).") from None
 
 
 def load(path: str | Path) -> xr.DataTree:
@@ -101,17 +171,18 @@ def load(path: str | Path) -> xr.DataTree:
 
     Raises
     ------
-    BayesrankError
+    FitFileError
         When the file does not exist or is not a saved fit.
     """
     path = Path(path)
     if not path.is_file():
-        raise BayesrankError(f"no saved fit at {path}.")
+        raise FitFileError(f"no saved fit at {path}.")
     try:
         tree = xr.open_datatree(path, engine="h5netcdf").load()
-    except (OSError, ValueError) as err:
-        raise BayesrankError(f"{path} is not a readable NetCDF file: {err}.") from None
+    except Exception as err:  # h5py / h5netcdf / xarray raise many types on foreign files
+        raise FitFileError(f"{path} is not a readable NetCDF file ({type(err).__name__}); pass a file "
+                           "written by Fit.save or bayesrank fit --out.") from None
     missing = [a for a in REQUIRED_ATTRS if a not in tree.attrs]
     if missing:
-        raise BayesrankError(f"{path} is not a bayesrank fit (missing {', '.join(missing)}).")
+        raise FitFileError(f"{path} is not a bayesrank fit (missing {', '.join(missing)}).")
     return tree

@@ -39,6 +39,7 @@ def summary(tree: xr.DataTree) -> dict:
         "diagnostics": diagnostics,
         "warnings": warnings_of(tree),
         "versions": json.loads(tree.attrs["bayesrank_versions"]),
+        "accounting": data.accounting(),
     }
 
 

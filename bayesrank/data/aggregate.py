@@ -1,0 +1,758 @@
+"""Records → cells in DuckDB: typing, validation and aggregation as queries, never a Python loop.
+
+Every way into bayesrank — a CSV / Parquet / JSON / JSON-lines file, a pandas, Polars or
+PyArrow table, a DuckDB relation, or the arrays given to
+:meth:`~bayesrank.data.comparisons.Comparisons.from_cells` — becomes a DuckDB relation
+(:class:`Table`), and one set of rules, written once here as SQL, types, validates and
+aggregates it. DuckDB streams files in bounded memory, so the cells grow with pairs × judges
+× positions, never with the number of records, and the records are never held in Python.
+
+Typing rules (the same for every source):
+
+* **names** (``model_a``, ``model_b``, ``judge_model`` / ``judge``, ``question_id``) are text,
+  stripped of surrounding whitespace; "NA", "None" and "null" are names like any other. A name
+  given as a number (JSON, Parquet, a numeric column) is written as text by one rule: a whole
+  number without decimals (``1`` and ``1.0`` are both ``"1"``), any other number in its
+  shortest round-trip form (``0.5`` → ``"0.5"``). Booleans, lists, objects, empty names and
+  names containing a NUL character are refused.
+* **counts** are non-negative whole numbers no larger than 2⁵³ (every such count is exact in
+  the likelihood's floating point); booleans, text that is not a number, NaN and infinities
+  are refused. Text that spells a number ("3") is read as that number (CSV has no other way).
+* **covariates** are finite numbers (booleans refused).
+* **duplicate columns** (also after stripping whitespace from the header) and duplicate keys
+  in a JSON record are refused.
+
+A refused record raises :class:`~bayesrank.errors.DataError` naming the record (0-based, in
+the input's order), the column, the value, how many records share the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import json
+import math
+import re
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from bayesrank.errors import DataError
+
+#: Outcome labels of Chatbot Arena battle records (column ``winner``).
+BATTLE_OUTCOMES = ("model_a", "model_b", "tie", "tie (bothbad)")
+#: Verdict labels of judge records (column ``judge_preferred_model``); "c" is a tie and
+#: "unknown" verdicts are dropped and counted.
+JUDGE_VERDICTS = ("a", "b", "c", "unknown")
+#: Required and optional columns of each accepted record shape.
+SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "battles": (("model_a", "model_b", "winner"), ()),
+    "judgements": (
+        ("model_a", "model_b", "judge_model", "judge_preferred_model"),
+        ("question_id",),
+    ),
+    "counts": (
+        ("model_a", "model_b", "wins_a", "wins_b"),
+        ("ties", "ties_bothbad", "judge", "first"),
+    ),
+}
+#: Largest count accepted: every whole number up to 2⁵³ is exact in double precision.
+MAX_COUNT = 2.0**53
+#: Reasons records are left out, as reported in ``Comparisons.dropped``.
+DROP_UNKNOWN = "unknown verdict"
+DROP_BOTHBAD = "both-bad tie (kept apart; both_bad_as_ties=True / --both-bad-ties counts them as ties)"
+
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+            "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
+_JSON_NUMBERS = "('BIGINT', 'UBIGINT', 'DOUBLE')"
+
+
+def _q(name: str) -> str:
+    """A column name quoted as an SQL identifier."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    """A string as an SQL literal."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------------- tables
+@dataclass
+class Table:
+    """A DuckDB relation of records with what the rules need to know about its columns.
+
+    Attributes
+    ----------
+    con : duckdb.DuckDBPyConnection
+        A private connection (one per read).
+    sql : str
+        A query whose rows are the records, in the input's order.
+    columns : dict
+        Column name (as the user wrote it, stripped) → DuckDB type, or ``"JSON"`` for values
+        that keep their JSON type (JSON files, pandas object columns).
+    source : str
+        Where the records come from (for messages).
+    """
+
+    con: duckdb.DuckDBPyConnection
+    sql: str
+    columns: dict[str, str]
+    source: str = ""
+    kind: str = "table"
+    keep: list = field(default_factory=list)
+
+    def column(self, name: str) -> str:
+        """The SQL of a column of the records (aliased ``r``)."""
+        return f"r.{_q(name)}"
+
+    def error(self, err: Exception) -> DataError:
+        """A DuckDB error while reading the records, as a one-line :class:`DataError`."""
+        return read_error(err, self.source, self.kind)
+
+
+def read_error(err: Exception, source: str, kind: str) -> DataError:
+    """DuckDB's error reading a file or table, told in one line with the line / record it names."""
+    text = " ".join(str(err).split())
+    text = re.sub(r"^[A-Za-z ]*Error: ", "", text)
+    for cut in (" Possible fix", " Possible Solution", " * "):
+        text = text.split(cut)[0]
+    hint = {"CSV": "fix the file (one record per line, as many fields as the header)",
+            "Parquet": "write it again with a Parquet writer (pandas, pyarrow, polars)"}.get(
+        kind, "fix the file or pass the right format= (CLI: --data-format)")
+    if re.search(r"GZIP|gzip", text):
+        return DataError(f"{source} is not a readable gzip file (corrupt or truncated: {text[:120]}); "
+                         "compress it again or pass the uncompressed file.")
+    if "Invalid unicode" in text or "not utf-8" in text.lower():
+        line = re.search(r"Line: (\d+)", text)
+        at = f" (line {line.group(1)})" if line else ""
+        return DataError(f"{source} is not UTF-8 text{at}; save it as UTF-8.")
+    columns = re.search(r"CSV Error on Line: (\d+).*Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if columns:
+        line, expected, found = columns.groups()
+        return DataError(f"{source} is not a readable CSV file: line {line} has {found} fields where the header "
+                         f"has {expected}; {hint}.")
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    if line:
+        detail = text.split("Original Line:")[-1]
+        return DataError(f"{source} is not a readable CSV file: line {line.group(1)} is malformed "
+                         f"({detail.strip()[:160]}); {hint}.")
+    bad_json = re.search(r"Malformed JSON.*?at byte (\d+) in (line|record/value) (\d+): (.*)", text)
+    if bad_json:
+        byte, unit, number, detail = bad_json.groups()
+        unit = "line" if unit == "line" else "record"
+        return DataError(f"{source} is not valid JSON ({unit} {number}, byte {byte}): {detail.rstrip('. ')}; {hint}.")
+    what = f"{source} is not a readable {kind} file" if kind != "table" else f"cannot read the records{_where(source)}"
+    return DataError(f"{what}: {text[:300]}; {hint}.")
+
+
+@contextlib.contextmanager
+def connection() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A private in-memory DuckDB connection whose spill files go to a folder removed afterwards."""
+    scratch = tempfile.mkdtemp(prefix="bayesrank-duckdb-")
+    # no progress bar: DuckDB draws it on stdout, which is the CLI's output
+    con = duckdb.connect(config={"temp_directory": scratch})
+    with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets there is no bar to switch off
+        con.execute("SET enable_progress_bar = false")
+    try:
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _check_names(names: Sequence, where: str) -> dict[str, str]:
+    """Stripped column names → the original ones; duplicates (after stripping) raise."""
+    out: dict[str, str] = {}
+    for name in names:
+        key = str(name).strip()
+        if key in out:
+            raise DataError(
+                f"duplicate column {key!r}{where}" + (" (after removing surrounding spaces)" if
+                                                      str(name) != key or out[key] != key else "")
+                + "; rename or remove one of them."
+            )
+        out[key] = str(name)
+    return out
+
+
+def _where(source: str) -> str:
+    return f" in {source}" if source else ""
+
+
+def table_from_csv(con, path: Path, source: str) -> Table:
+    """A CSV file (``.gz`` too) as a table of text columns, parsed strictly."""
+    header = _csv_header(path, source)
+    names = _check_names(header, _where(source))
+    columns = {key: "VARCHAR" for key in names}
+    spec = "{" + ", ".join(f"{_lit(orig)}: 'VARCHAR'" for orig in names.values()) + "}"
+    rel_sql = (f"SELECT {', '.join(f'{_q(orig)} AS {_q(key)}' for key, orig in names.items())} FROM read_csv("
+               f"{_lit(str(path))}, columns={spec}, auto_detect=false, header=true, delim=',', quote='\"', "
+               f"escape='\"', strict_mode=true, null_padding=false)")
+    return Table(con, rel_sql, columns, source, kind="CSV")
+
+
+def _csv_header(path: Path, source: str) -> list[str]:
+    try:
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
+            first = fh.readline(1 << 20)
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:
+        raise text_error(path, err) from None
+    if not first.strip():
+        raise DataError(f"no comparisons in {source}: the file is empty.")
+    if "\x00" in first:
+        raise DataError(f"{source} is not a text CSV file (its first line holds NUL bytes).")
+    try:
+        return next(csv.reader(io.StringIO(first)))
+    except csv.Error as err:
+        raise DataError(f"{source} is not a readable CSV file: its header line is malformed ({err}).") from None
+
+
+def text_error(path: Path, err: Exception) -> DataError:
+    """Why a text file could not be read, in one line (a broken gzip file, bytes that are not UTF-8)."""
+    if path.suffix.lower() == ".gz" and not isinstance(err, UnicodeDecodeError):
+        return DataError(f"{path} is not a readable gzip file (corrupt or truncated: {err}); compress it again "
+                         "or pass the uncompressed file.")
+    return DataError(f"cannot read {path} as UTF-8 text: {err}; save it as UTF-8.")
+
+
+def table_from_parquet(con, path: Path, source: str) -> Table:
+    """A Parquet file; columns keep their Parquet types."""
+    try:
+        rel = con.sql(f"SELECT * FROM read_parquet({_lit(str(path))})")
+        names, types = rel.columns, [str(t) for t in rel.types]
+    except duckdb.Error as err:
+        raise Table(con, "", {}, source, kind="Parquet").error(err) from None
+    keys = _check_names(names, _where(source))
+    rel_sql = (f"SELECT {', '.join(f'{_q(orig)} AS {_q(key)}' for key, orig in keys.items())} "
+               f"FROM read_parquet({_lit(str(path))})")
+    return Table(con, rel_sql, dict(zip(keys, types)), source, kind="Parquet")
+
+
+def table_from_json_records(con, path: Path, source: str, fmt: str, locate=None) -> Table:
+    """JSON records (``fmt="array"``: one JSON list of objects; ``"newline_delimited"``: JSON
+    lines), each value keeping its JSON type; duplicate keys and non-objects are refused.
+
+    ``locate(path, fmt)``, when given, is asked for a more precise error (the line and column)
+    when DuckDB finds the file malformed."""
+    reader = f"(SELECT json FROM read_json_objects({_lit(str(path))}, format={_lit(fmt)}))"
+    kind = "JSON-lines" if fmt == "newline_delimited" else "JSON"
+    probe = Table(con, "", {}, source, kind=kind)
+    numbered = f"(SELECT row_number() OVER () - 1 AS _record, json FROM {reader})"
+    try:
+        n, n_bad, n_dup, keys = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE json_type(json) IS DISTINCT FROM 'OBJECT'), "
+            "count(*) FILTER (WHERE json_type(json) = 'OBJECT' AND "
+            "len(json_keys(json)) <> len(list_distinct(json_keys(json)))), "
+            "list_sort(list_distinct(flatten(list(CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) END)))) "
+            f"FROM {reader}").fetchone()
+        if n_bad or n_dup:
+            bad = "json_type(json) IS DISTINCT FROM 'OBJECT'" if n_bad else \
+                "len(json_keys(json)) <> len(list_distinct(json_keys(json)))"
+            row, keys_of = con.execute(f"SELECT _record, CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) END "
+                                   f"FROM {numbered} WHERE {bad} ORDER BY _record LIMIT 1").fetchone()
+    except duckdb.Error as err:
+        precise = locate(path, fmt) if locate is not None else None
+        raise (precise or probe.error(err)) from None
+    if n == 0:
+        raise DataError(f"no comparisons in {source}: the file holds no records.")
+    if n_bad:
+        raise DataError(f"record {row} in {source} is not a JSON object ({n_bad} such records); each "
+                        "record needs named fields such as model_a, model_b.")
+    if n_dup:
+        repeated = sorted({k for k in keys_of if keys_of.count(k) > 1})
+        raise DataError(f"record {row} in {source} repeats the key(s) {', '.join(map(repr, repeated))} "
+                        f"({n_dup} such records); keep one value per key.")
+    names = _check_names(keys or [], _where(source))
+    select = ", ".join(f"json -> {_lit('$.' + json.dumps(orig))} AS {_q(key)}" for key, orig in names.items())
+    return Table(con, f"SELECT {select} FROM {reader}", {k: "JSON" for k in names}, source, kind=kind)
+
+
+def table_from_frame(con, frame, source: str = "") -> Table:
+    """Any table-like object: pandas, Polars (eager or lazy), PyArrow, or a DuckDB relation.
+
+    pandas object columns (mixed Python values) keep each value's type as JSON, so the same
+    typing rules apply to them as to JSON files.
+    """
+    if isinstance(frame, duckdb.DuckDBPyRelation):
+        frame = frame.fetch_arrow_reader()
+    elif type(frame).__module__.startswith("polars"):
+        if hasattr(frame, "collect"):
+            frame = frame.collect()
+        frame = frame.to_arrow()
+    elif not isinstance(frame, pd.DataFrame) and not type(frame).__module__.startswith("pyarrow"):
+        raise DataError(f"cannot read records from a {type(frame).__name__}; pass a pandas, Polars or PyArrow "
+                        "table, a DuckDB relation, or a file (Dask / Spark: aggregate to counts, then .compute() / "
+                        ".toPandas(); see the README).")
+    if isinstance(frame, pd.DataFrame):
+        names = _check_names(list(frame.columns), _where(source))
+        frame = frame.copy(deep=False)
+        frame.columns = list(names)
+        for key in names:
+            if frame[key].dtype == object:
+                frame[key] = _json_values(frame[key])
+        json_cols = {k for k in names if frame[k].dtype == object}
+    else:
+        names = _check_names(list(frame.schema.names), _where(source))
+        json_cols = set()
+        if hasattr(frame, "rename_columns"):
+            frame = frame.rename_columns(list(names))
+    view = f"frame_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
+    con.register(view, frame)
+    rel = con.sql(f"SELECT * FROM {view}")
+    types = {k: ("JSON" if k in json_cols else str(t)) for k, t in zip(names, rel.types)}
+    select = ", ".join(f"{_q(k)}::JSON AS {_q(k)}" if k in json_cols else _q(k) for k in names)
+    return Table(con, f"SELECT {select} FROM {view}", types, source, keep=[frame])
+
+
+def _json_values(series: pd.Series) -> pd.Series:
+    """Python values as JSON text (None / NaN → JSON null); values JSON cannot express raise."""
+    def one(value):
+        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+            return None
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            return json.dumps(str(value))  # "inf": refused as a count, written as text as a name
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):  # a value JSON has no type for (a date, an object): its text
+            return json.dumps(str(value))
+    return series.map(one).astype(object)
+
+
+# ---------------------------------------------------------------------- value rules
+#: A number written as a name: whole numbers without decimals, others in shortest form.
+_NUMBER_AS_NAME = ("(CASE WHEN {v} = trunc({v}) AND abs({v}) < 9.2e18 THEN CAST(CAST({v} AS BIGINT) AS VARCHAR) "
+                   "ELSE CAST({v} AS VARCHAR) END)")
+
+
+def _is_number_type(kind: str) -> bool:
+    return kind in _NUMERIC or kind.startswith("DECIMAL")
+
+
+def _name(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]], str]:
+    """A name column: (SQL of its text, SQL of its raw value for messages, checks
+    [(predicate, problem)], SQL of its text before stripping)."""
+    col, kind = table.column(name), table.columns[name]
+    if kind == "VARCHAR":
+        text, raw, untrimmed, bad = f"trim({col})", col, col, []
+    elif _is_number_type(kind):
+        text = _NUMBER_AS_NAME.format(v=f"CAST({col} AS DOUBLE)")
+        raw = untrimmed = text
+        bad = []
+    elif kind == "JSON":
+        t = f"json_type({col})"
+        number = _NUMBER_AS_NAME.format(v=f"CAST({col} AS DOUBLE)")
+        untrimmed = (f"(CASE WHEN {t} = 'VARCHAR' THEN {col} ->> '$' WHEN {t} IN ('BIGINT', 'UBIGINT') "
+                     f"THEN {col} ->> '$' WHEN {t} = 'DOUBLE' THEN {number} END)")
+        text, raw = f"trim({untrimmed})", f"CAST({col} AS VARCHAR)"
+        bad = [(f"{t} = 'BOOLEAN'", "is a boolean, not a name"),
+               (f"{t} IN ('ARRAY', 'OBJECT')", "is a list or an object, not a name")]
+        return text, raw, bad + [
+            (f"coalesce({t}, 'NULL') NOT IN ('BOOLEAN', 'ARRAY', 'OBJECT') AND coalesce({text}, '') = ''",
+             "is missing or empty"),
+            (f"contains({text}, chr(0))", "contains a NUL character")], untrimmed
+    else:
+        what = "a boolean" if kind == "BOOLEAN" else f"of type {kind}"
+        return "NULL", f"CAST({col} AS VARCHAR)", [(f"{col} IS NOT NULL", f"is {what}, not a name"),
+                                                  (f"{col} IS NULL", "is missing or empty")], "NULL"
+    return text, raw, bad + [(f"coalesce({text}, '') = ''", "is missing or empty"),
+                             (f"contains({text}, chr(0))", "contains a NUL character")], untrimmed
+
+
+def _number(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """A numeric column: (SQL of its DOUBLE value, SQL of its raw text, checks)."""
+    col, kind = table.column(name), table.columns[name]
+    if kind == "VARCHAR":
+        return f"TRY_CAST(trim({col}) AS DOUBLE)", col, [
+            (f"trim({col}) <> '' AND TRY_CAST(trim({col}) AS DOUBLE) IS NULL", "is not a number")]
+    if _is_number_type(kind):
+        return f"CAST({col} AS DOUBLE)", f"CAST({col} AS VARCHAR)", []
+    if kind == "JSON":
+        t = f"json_type({col})"
+        value = (f"(CASE WHEN {t} IN {_JSON_NUMBERS} THEN CAST({col} AS DOUBLE) "
+                 f"WHEN {t} = 'VARCHAR' THEN TRY_CAST(trim({col} ->> '$') AS DOUBLE) END)")
+        return value, f"CAST({col} AS VARCHAR)", [
+            (f"{t} = 'BOOLEAN'", "is a boolean, not a number"),
+            (f"{t} NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL', 'BOOLEAN') AND {value} IS NULL", "is not a number")]
+    what = "a boolean" if kind == "BOOLEAN" else f"of type {kind}"
+    return "NULL", f"CAST({col} AS VARCHAR)", [(f"{col} IS NOT NULL", f"is {what}, not a number")]
+
+
+def _count(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """A count column: its value, raw text and every check (see the module docstring)."""
+    value, raw, checks = _number(table, name)
+    typed = " OR ".join(f"coalesce({p}, false)" for p, _ in checks) or "false"
+    return value, raw, checks + [
+        (f"{value} IS NULL AND NOT ({typed})", "is missing (NaN)"),
+        (f"isnan({value})", "is missing (NaN)"),
+        (f"isinf({value})", "is infinite"),
+        (f"{value} < 0", "is negative"),
+        (f"{value} <> trunc({value})", "is not a whole number"),
+        (f"{value} > {MAX_COUNT!r}", f"is larger than 2^53 = {MAX_COUNT:.0f}, the largest count held exactly"),
+    ]
+
+
+def _label(table: Table, name: str) -> str:
+    """An outcome label or position column as trimmed text (numbers by the name rule)."""
+    col, kind = table.column(name), table.columns[name]
+    if kind == "VARCHAR":
+        return f"trim({col})"
+    if kind == "JSON":
+        t = f"json_type({col})"
+        return (f"(CASE WHEN {t} = 'VARCHAR' THEN trim({col} ->> '$') WHEN {t} IN {_JSON_NUMBERS} THEN "
+                f"{_NUMBER_AS_NAME.format(v=f'CAST({col} AS DOUBLE)')} END)")
+    if _is_number_type(kind):
+        return _NUMBER_AS_NAME.format(v=f"CAST({col} AS DOUBLE)")
+    return "NULL"
+
+
+# ---------------------------------------------------------------------- shapes
+def detect_shape(columns: Sequence[str], source: str = "") -> str:
+    """The record shape of a table from its columns (see :data:`SHAPES`).
+
+    Raises
+    ------
+    DataError
+        When a shape's marker column is present but a required column is missing, or no shape
+        matches: names the columns missing for the closest shape and lists the accepted sets.
+    """
+    present = set(columns)
+    shape = None
+    for name, marker in (("battles", "winner"), ("judgements", "judge_preferred_model")):
+        if marker in present:
+            shape = name
+            break
+    if shape is None and {"wins_a", "wins_b"} & present:
+        shape = "counts"
+    if shape is None:
+        shape = min(SHAPES, key=lambda k: len(set(SHAPES[k][0]) - present))
+    require(columns, shape, source)
+    return shape
+
+
+def require(columns: Sequence[str], shape: str, source: str) -> None:
+    """Raise a :class:`DataError` naming the required columns of ``shape`` that are missing."""
+    required, _ = SHAPES[shape]
+    missing = [c for c in required if c not in set(columns)]
+    if missing:
+        accepted = "; ".join(
+            f"{name}: {', '.join(req)}" + (f" [{', '.join(opt)}]" if opt else "")
+            for name, (req, opt) in SHAPES.items()
+        )
+        raise DataError(
+            f"missing column(s) {', '.join(repr(c) for c in missing)}{_where(source)} for {shape} records "
+            f"(found: {', '.join(map(str, columns)) or 'none'}). Accepted column sets — "
+            f"{accepted}; rename your columns to one of these."
+        )
+
+
+# ---------------------------------------------------------------------- aggregation
+@dataclass
+class Cells:
+    """Records aggregated into cells (names in canonical order: ``model_a < model_b``).
+
+    Attributes
+    ----------
+    frame : DataFrame
+        ``model_a, model_b[, judge][, first][, covariate:<name> …], wins_a, wins_b, ties,
+        ties_bothbad``: one row per cell with at least one used record (pairs × judges ×
+        positions, never records).
+    records : int
+        Records read.
+    dropped : dict
+        Records left out, by reason.
+    notes : dict
+        Other reading notes with counts (names with surrounding whitespace).
+    agreement : DataFrame or None
+        Judge agreement on shared records (judge records with question ids).
+    """
+
+    frame: pd.DataFrame
+    records: int
+    dropped: dict[str, int]
+    notes: dict[str, int]
+    agreement: pd.DataFrame | None = None
+
+
+@dataclass
+class _Check:
+    column: str
+    raw: str
+    predicate: str
+    problem: str
+
+
+def aggregate(
+    table: Table,
+    shape: str | None = None,
+    *,
+    both_bad_as_ties: bool = False,
+    covariates: Sequence[str] = (),
+    what: str = "record",
+) -> Cells:
+    """Validate the records of ``table`` and aggregate them into cells in one DuckDB pass.
+
+    The checks are counted in the same GROUP BY that aggregates; only when one fails is the
+    table read again, to find the first refused record.
+
+    Parameters
+    ----------
+    table : Table
+    shape : {"battles", "judgements", "counts"}, optional
+        Detected from the columns when None.
+    both_bad_as_ties : bool
+        Count "both bad" ties as ties.
+    covariates : sequence of str
+        Numeric columns kept as per-cell context covariates.
+    what : str
+        What a record is called in messages ("record", "row", "pair").
+
+    Raises
+    ------
+    DataError
+        The first refused record (see the module docstring), or no usable record.
+    """
+    source, where = table.source, _where(table.source)
+    columns = list(table.columns)
+    shape = shape or detect_shape(columns, source)
+    require(columns, shape, source)
+    covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    missing = [c for c in covariates if c not in table.columns]
+    if missing:
+        raise DataError(f"covariate column(s) {', '.join(repr(c) for c in missing)} not found{where} "
+                        f"(columns: {', '.join(columns)}).")
+
+    checks: list[_Check] = []
+    value: dict[str, str] = {}
+    spaces = []
+    for key, column in (("name_a", "model_a"), ("name_b", "model_b")):
+        value[key], raw, rules, untrimmed = _name(table, column)
+        checks += [_Check(column, raw, p, m) for p, m in rules]
+        spaces.append(f"{untrimmed} <> {value[key]}")
+    judge_column = {"judgements": "judge_model", "counts": "judge"}.get(shape)
+    judge_column = judge_column if judge_column in table.columns else None
+    if judge_column:
+        value["judge"], raw, rules, _ = _name(table, judge_column)
+        checks += [_Check(judge_column, raw, p, m) for p, m in rules]
+    checks.append(_Check("model_a", value["name_a"], f"{value['name_a']} = {value['name_b']}", "self"))
+
+    skip = None
+    if shape == "counts":
+        for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
+            if col in table.columns:
+                value[col], raw, rules = _count(table, col)
+                checks += [_Check(col, raw, p, m) for p, m in rules]
+            else:
+                value[col] = "0.0"
+        if "first" in table.columns:
+            text = f"lower({_label(table, 'first')})"
+            value["first"] = f"(CASE {text} WHEN 'a' THEN 0 WHEN '0' THEN 0 WHEN 'b' THEN 1 WHEN '1' THEN 1 END)"
+            checks.append(_Check("first", f"CAST({table.column('first')} AS VARCHAR)",
+                                 f"{value['first']} IS NULL", "first"))
+    else:
+        label_col = "winner" if shape == "battles" else "judge_preferred_model"
+        allowed = BATTLE_OUTCOMES if shape == "battles" else JUDGE_VERDICTS
+        label = _label(table, label_col)
+        checks.insert(0, _Check(label_col, f"CAST({table.column(label_col)} AS VARCHAR)",
+                                f"{label} IS NULL OR {label} NOT IN ({', '.join(map(_lit, allowed))})", "label"))
+        for col, outcome in zip(("wins_a", "wins_b", "ties", "ties_bothbad"), allowed):
+            value[col] = f"CAST({label} = {_lit(outcome)} AS DOUBLE)"
+        if shape == "judgements":
+            value["ties_bothbad"] = "0.0"
+            skip = f"coalesce({label} = 'unknown', false)"
+        value["first"] = "0"  # model_a is the answer shown first
+    for name in covariates:
+        number, raw, rules = _number(table, name)
+        value[f"covariate:{name}"] = number
+        checks += [_Check(name, raw, p, m) for p, m in rules]
+        checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "covariate"))
+
+    guard = f"NOT {skip} AND " if skip else ""
+    # Raw logs repeat the same few values: group the raw records first (DuckDB's own GROUP BY
+    # speed), then type, check and orient each distinct group once, weighted by its size. Count
+    # rows carry their own counts, so they are checked row by row.
+    if shape == "counts":
+        source, weight = table.sql, "1"
+    else:
+        used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
+                or c == judge_column or c in covariates]
+        source = f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r GROUP BY ALL"
+        weight = "_n"
+    inner = [f"{expr} AS {_q(key)}" for key, expr in value.items()]
+    inner += [f"{guard}coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks)]
+    inner.append(f"coalesce({' OR '.join(spaces)}, false) AS _spaces")
+    inner.append(f"{skip} AS _skip" if skip else "false AS _skip")
+    inner.append(f"{weight} AS _n")
+    flip = "name_a > name_b"
+    keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
+        + [_q(f"covariate:{k}") for k in covariates]
+    outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
+             f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
+    if judge_column:
+        outer.append("judge")
+    if "first" in value:
+        outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
+    outer += [_q(f"covariate:{k}") for k in covariates]
+    outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
+              f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
+              ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
+              "_skip", "_spaces", "_n", *[f"_check{k}" for k in range(len(checks))]]
+    sums = [f"sum({c} * _n) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
+    tallies = ["sum(_n) AS records", "coalesce(sum(_n) FILTER (WHERE NOT _skip), 0) AS used",
+               "coalesce(sum(_n) FILTER (WHERE _spaces), 0) AS spaces",
+               *[f"coalesce(sum(_n) FILTER (WHERE _check{k}), 0) AS _check{k}" for k in range(len(checks))]]
+    query = (f"SELECT {', '.join(keys)}, {', '.join(sums + tallies)} FROM (SELECT {', '.join(outer)} FROM "
+             f"(SELECT {', '.join(inner)} FROM ({source}) r)) GROUP BY ALL")
+    try:
+        frame = table.con.execute(query).df()
+    except duckdb.Error as err:
+        raise table.error(err) from None
+    failures = [int(frame[f"_check{k}"].sum()) for k in range(len(checks))]
+    for check, n, k in zip(checks, failures, range(len(checks))):
+        if n:
+            _raise_first(table, check, n, guard, shape, what)
+    n_records = int(frame["records"].sum())
+    if n_records == 0:
+        raise DataError(f"no comparisons{where}: the data are empty; pass at least one {what}.")
+    dropped: dict[str, int] = {}
+    notes: dict[str, int] = {}
+    n_used = int(frame["used"].sum())
+    if skip is not None and n_used < n_records:
+        if n_used == 0:
+            raise DataError(f"no usable verdicts{where}: all {n_records} records are 'unknown'.")
+        dropped[DROP_UNKNOWN] = n_records - n_used
+    if int(frame["spaces"].sum()):
+        notes["records with names stripped of surrounding whitespace"] = int(frame["spaces"].sum())
+    frame = frame[frame["used"] > 0]
+    keys = [k.strip('"') for k in keys]
+    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad"]].rename(columns={"a": "model_a", "b": "model_b"})
+    for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
+        frame[col] = frame[col].astype(float).fillna(0.0)
+    total = float(frame[["wins_a", "wins_b", "ties", "ties_bothbad"]].to_numpy().sum())
+    if total >= MAX_COUNT:
+        raise DataError(f"the counts{where} add up to {total:.4g} comparisons, more than 2^53 - 1; "
+                        "totals that large cannot be represented exactly.")
+    if not both_bad_as_ties and frame["ties_bothbad"].sum():
+        dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
+    agreement = None
+    if shape == "judgements" and "question_id" in table.columns:
+        agreement = _agreement(table, value, skip)
+    frame = frame.sort_values(list(frame.columns[: len(keys)]), kind="stable").reset_index(drop=True)
+    return Cells(frame, n_records, dropped, notes, agreement)
+
+
+def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:
+    """Read the table again for the first record failing ``check`` and raise its message."""
+    try:
+        row, raw = table.con.execute(
+            f"SELECT _record, _raw FROM (SELECT row_number() OVER () - 1 AS _record, {check.raw} AS _raw, "
+            f"{guard}coalesce({check.predicate}, false) AS _bad FROM ({table.sql}) r) WHERE _bad "
+            "ORDER BY _record LIMIT 1").fetchone()
+    except duckdb.Error as err:
+        raise table.error(err) from None
+    raise DataError(_message(check, raw, int(row), n, shape, _where(table.source), what))
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "missing"
+    text = str(value)
+    if text.startswith('"') and text.endswith('"') and len(text) > 1:  # a JSON string
+        with contextlib.suppress(ValueError):
+            return repr(json.loads(text))
+    if len(text) > 40:
+        text = text[:37] + "..."
+    try:
+        float(text)
+    except ValueError:
+        return repr(text)
+    return text  # a number, as written
+
+
+def _message(check: _Check, value, row: int, n: int, shape: str, where: str, what: str) -> str:
+    head, column, problem = f"{what} {row}{where}", check.column, check.problem
+    if problem == "self":
+        return f"{head} compares {_shown(value)} with itself ({n} such {what}s); remove self-comparisons."
+    if problem == "label":
+        allowed = BATTLE_OUTCOMES if shape == "battles" else JUDGE_VERDICTS
+        return (f"{head}: column '{column}' has unknown outcome {_shown(value)} ({n} such {what}s); "
+                f"allowed: {', '.join(repr(x) for x in allowed)}.")
+    if problem == "first":
+        return (f"{head}: column 'first' is {_shown(value)}; use 'a' or 0 (model_a shown first) or 'b' or 1 "
+                "(model_b shown first).")
+    if problem == "covariate":
+        return (f"{head}: covariate '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
+                "fill it in or leave the column out.")
+    if problem == "is missing or empty":
+        return (f"{head}: column '{column}' is missing or empty ({n} such {what}s); fill in the name or "
+                f"remove the {what}.")
+    if "name" in problem or "NUL" in problem:
+        return (f"{head}: column '{column}' = {_shown(value)} {problem} ({n} such {what}s); names must be "
+                "text (numbers are written as text), without NUL characters.")
+    return (f"{head}: count '{column}' = {_shown(value)} {problem} ({n} such {what}s); counts must be "
+            "non-negative whole numbers.")
+
+
+def _agreement(table: Table, value: dict, skip: str | None) -> pd.DataFrame:
+    """Share of identical verdicts of each pair of judges on the records (question, unordered
+    pair) they share; a judge's repeated verdict on one record counts once (the first)."""
+    qid = _name(table, "question_id")[0]
+    label = _label(table, "judge_preferred_model")
+    keep = f"WHERE NOT {skip}" if skip else ""
+    sql = f"""
+    WITH v AS (
+        SELECT row_number() OVER () AS rec, {qid} AS q, {value['name_a']} AS na, {value['name_b']} AS nb,
+               {value['judge']} AS judge, {label} AS verdict FROM ({table.sql}) r {keep}),
+    o AS (
+        SELECT rec, q, least(na, nb) AS lo, greatest(na, nb) AS hi, judge,
+               (CASE verdict WHEN 'a' THEN 1 WHEN 'b' THEN -1 ELSE 0 END)
+               * (CASE WHEN na > nb THEN -1 ELSE 1 END) AS v
+        FROM v),
+    f AS (SELECT q, lo, hi, judge, arg_min(v, rec) AS v FROM o GROUP BY ALL)
+    SELECT x.judge AS judge_1, y.judge AS judge_2, count(*) AS shared,
+           avg(CAST(x.v = y.v AS DOUBLE)) AS agreement
+    FROM f x JOIN f y ON x.q = y.q AND x.lo = y.lo AND x.hi = y.hi AND x.judge < y.judge
+    GROUP BY ALL ORDER BY ALL"""
+    try:
+        out = table.con.execute(sql).df()
+    except duckdb.Error as err:
+        raise table.error(err) from None
+    out["shared"] = out["shared"].astype(np.int64)
+    out["agreement"] = out["agreement"].astype(float)
+    for col in ("judge_1", "judge_2"):
+        out[col] = out[col].astype(object)
+    return out.reset_index(drop=True)
+
+
+def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool = False,
+                      covariates: Sequence[str] = (), source: str = "", what: str = "row") -> Cells:
+    """Aggregate per-row arrays (a mapping column → values) by the same rules."""
+    frame = pd.DataFrame({k: (v if isinstance(v, (np.ndarray, pd.Series)) else list(v))
+                          for k, v in columns.items() if v is not None})
+    with connection() as con:
+        table = table_from_frame(con, frame, source)
+        return aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, what=what)
+
+
+def names_as_text(values: Sequence, column: str, source: str = "", what: str = "entry") -> list[str]:
+    """Names as text by the documented rule (see the module docstring), refusing what it refuses."""
+    with connection() as con:
+        table = table_from_frame(con, pd.DataFrame({column: list(values)}), source)
+        text, raw, checks, _ = _name(table, column)
+        for pred, problem in checks:
+            n = con.execute(f"SELECT count(*) FROM ({table.sql}) r WHERE coalesce({pred}, false)").fetchone()[0]
+            if n:
+                _raise_first(table, _Check(column, raw, pred, problem), int(n), "", "counts", what)
+        return [row[0] for row in con.execute(f"SELECT {text} FROM ({table.sql}) r").fetchall()]
