@@ -30,7 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -38,9 +37,12 @@ import xarray as xr
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.predict import cell_log_probs
+
+az = lazy_module("arviz")  # LOO and compare only
 
 
 # ------------------------------------------------------------------------------ core metrics

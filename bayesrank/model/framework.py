@@ -24,11 +24,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.model.links import cell_loglik, log_probs
+from bayesrank.lazy import lazy_module
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
+
 
 #: The observed variable holding the cell counts; its pointwise log-likelihood is per cell.
 OBSERVED = "outcomes"

@@ -30,19 +30,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, score_difference
 from bayesrank.model.structures import (
+
     empirical_scores,
     free_real,
     thurstonian,
     tie_factors,
     zero_sum_scores,
 )
+from bayesrank.lazy import lazy_module
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
 
 K_COV_HELP = ("Thurstonian covariance: none (default), 0 for a diagonal Σ = D, K for Σ = D + ΛΛᵀ with rank-K "
               "loadings; the scores are then the Thurstonian means μ")

@@ -15,10 +15,11 @@ imposed by construction, never by penalties:
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-from pymc.distributions.transforms import ZeroSumTransform
-from pymc.distributions.transforms import log as log_transform
+
+from bayesrank.lazy import lazy_module
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
 
 
 def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
@@ -51,7 +52,7 @@ def zero_sum_scores(name: str, dims: str, prior: str, sigma: float, initval=None
     """
     kw = {} if initval is None else {"initval": np.asarray(initval, dtype=float)}
     if prior == "flat":
-        return pm.Flat(name, dims=dims, transform=ZeroSumTransform([-1]), **kw)
+        return pm.Flat(name, dims=dims, transform=pm.distributions.transforms.ZeroSumTransform([-1]), **kw)
     return pm.ZeroSumNormal(name, sigma=sigma, dims=dims, **kw)
 
 
@@ -88,7 +89,7 @@ def free_positive(name: str, prior: str, sigma: float, **kwargs):
     ``LogNormal(0, sigma)`` for NUTS. Its free coordinate is the log."""
     if prior == "flat":
         shape = kwargs.get("shape", ())
-        return pm.Flat(name, transform=log_transform, initval=np.ones(shape), **kwargs)
+        return pm.Flat(name, transform=pm.distributions.transforms.log, initval=np.ones(shape), **kwargs)
     return pm.LogNormal(name, mu=0.0, sigma=sigma, **kwargs)
 
 
