@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | datasets | demo``.
+"""Command line: ``bayesrank fit | evaluate | datasets | precompile | demo``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
 
     sub.add_parser("datasets", help="list the bundled datasets")
+    sub.add_parser("precompile", help="compile the standard models once (make install runs it), so first fits "
+                   "load cached machine code instead of compiling; PYTENSOR_FLAGS=base_compiledir=DIR sets the cache")
 
     demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
     demo.add_argument("--out", type=Path, default=Path("demo"), help="directory for the two fits")
@@ -279,6 +281,14 @@ def cmd_datasets(args) -> int:
     return 0
 
 
+def cmd_precompile(args) -> int:
+    from bayesrank.precompile import precompile
+
+    rows = precompile()
+    print(f"compiled {len(rows)} models in {sum(r['seconds'] for r in rows):.1f} s")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from bayesrank.data.load import load_dataset
     from bayesrank.model.paired import Davidson
@@ -297,7 +307,8 @@ def cmd_demo(args) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "datasets": cmd_datasets, "demo": cmd_demo}
+COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "datasets": cmd_datasets, "precompile": cmd_precompile,
+            "demo": cmd_demo}
 
 
 def main(argv=None) -> int:

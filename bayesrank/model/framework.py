@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.model.links import cell_loglik, log_probs
 from bayesrank.lazy import lazy_module
+from bayesrank.model.links import cell_loglik, log_probs
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -159,6 +159,13 @@ class Framework:
         mix); the optimiser moves to the canonical point before Newton's method.
         """
         return None
+
+    def structure_key(self, data: Comparisons) -> tuple:
+        """What, besides the options and the numbers of items and judges, the model's structure
+        depends on in the (prepared) data — part of the key under which a compiled model is
+        reused. Default: nothing (the factored tie thresholds: which coordinates the compared
+        pairs identify)."""
+        return ()
 
     def signed_counterpart(self) -> Framework | None:
         """A framework whose fit tells whether this one's MLE exists (judge-aware models: the

@@ -57,10 +57,9 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, Priors
 from bayesrank.model.structures import free_real, zero_sum_scores
-from bayesrank.lazy import lazy_module
-
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
 
