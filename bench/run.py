@@ -155,6 +155,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="only the runs marked quick, one repeat each")
     p.add_argument("--repeats", type=int, default=None, help="override every run's repeats")
     p.add_argument("--baseline", default="main", help="git ref of the 'before' code (empty: no baseline)")
+    p.add_argument("--task-args", default="{}", help='JSON {task: {arg: value}} merged into the suite\'s arguments')
     p.add_argument("--out", type=Path, default=HERE)
     p.add_argument("--report-only", action="store_true")
     args = p.parse_args(argv)
@@ -168,6 +169,7 @@ def main(argv=None):
         print(md)
         return
     wanted = [x for x in args.tasks.split(",") if x]
+    overrides = json.loads(args.task_args)
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"bayesrank bench ({started}): {', '.join(modules) or 'no task files'}")
     baseline_root = export_baseline(args.baseline) if args.baseline else None
@@ -193,8 +195,8 @@ def main(argv=None):
             for _ in range(repeats):
                 for v in variants:
                     root = ROOT if v == "current" else baseline_root
-                    slot.setdefault(v, []).append(run_one(path, run["task"], run.get("args", {}), root,
-                                                          run.get("timeout", 3600)))
+                    task_args = {**run.get("args", {}), **overrides.get(run["task"], {})}
+                    slot.setdefault(v, []).append(run_one(path, run["task"], task_args, root, run.get("timeout", 3600)))
         result["machine"]["load_average_at_end"] = os.getloadavg()
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(result, indent=1, default=str) + "\n")

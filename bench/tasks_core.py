@@ -42,21 +42,23 @@ def _child(cmd, env) -> dict:
             "stderr": proc.stderr[-2000:] if proc.returncode else ""}
 
 
-def task_processes(precompile: bool = True, later: int = 5, leaderbot: bool = True) -> dict:
+def task_processes(precompile: bool = True, later: int = 5, leaderbot: bool = True, cache: str | None = None) -> dict:
     """A fresh install's first ``bayesrank fit`` and later processes, against leaderbot's script.
 
     An empty PyTensor compile cache (``base_compiledir`` a new folder; numba's cache lives in
     it); ``precompile``: ``bayesrank precompile`` first (what ``make install`` runs; timed
     apart, not counted). Then the first whole-process fit, and ``later`` more, each followed
     by leaderbot's load + train script in its own process (interleaved, same pinned threads).
+    ``cache``: use that (already precompiled) cache folder instead, and keep it.
     """
-    cache = Path(tempfile.mkdtemp(prefix="bayesrank-cache-"))
+    given = cache is not None
+    cache = Path(cache) if given else Path(tempfile.mkdtemp(prefix="bayesrank-cache-"))
     env = dict(os.environ)
     env["PYTENSOR_FLAGS"] = ",".join(x for x in (env.get("PYTENSOR_FLAGS", ""), f"base_compiledir={cache}") if x)
     exe = [sys.executable, "-m", "bayesrank.cli"]
-    out = {"precompile": precompile, "cache": str(cache)}
+    out = {"precompile": precompile, "cache": str(cache), "given_cache": given}
     try:
-        if precompile:
+        if precompile and not given:
             out["install_precompile"] = _child([*exe, "precompile"], env)
         first = _child([*exe, *CLI_FIT], env)
         out["first"] = _summarise_fit(first)
@@ -69,7 +71,8 @@ def task_processes(precompile: bool = True, later: int = 5, leaderbot: bool = Tr
         out["later"] = ours
         out["leaderbot"] = peer
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        if not given:
+            shutil.rmtree(cache, ignore_errors=True)
     return out
 
 
@@ -391,12 +394,13 @@ def report(results: dict) -> list[str]:
         later, lb = r.get("later", []), r.get("leaderbot", [])
         ours_wall = median(later, "wall")
         lb_wall = median(lb, "wall")
-        head = "after `bayesrank precompile` (make install)" if r["precompile"] else "empty cache, no precompile"
+        head = ("after `bayesrank precompile` (make install) into an empty cache"
+                + (", run beforehand" if r.get("given_cache") else "")) if r["precompile"] else "empty cache, no precompile"
         lines += [f"**Whole process `bayesrank {' '.join(CLI_FIT)}`, {head}:** first process "
                   f"{fmt(r['first'].get('wall'), '{:.1f} s')} wall ({fmt(r['first'].get('cpu'), '{:.1f} s')} CPU, "
                   f"compile {fmt(r['first'].get('compile_seconds'), '{:.1f} s')})"
                   + (f"; install-time precompile {fmt(r.get('install_precompile', {}).get('wall'), '{:.0f} s')} "
-                     "(not counted)" if r["precompile"] else "")
+                     "(not counted)" if r["precompile"] and not r.get("given_cache") else "")
                   + (f"; later processes {fmt(ours_wall, '{:.2f} s')} wall ({fmt(median(later, 'cpu'), '{:.2f} s')} CPU), "
                      f"leaderbot load + train script {fmt(lb_wall, '{:.2f} s')} wall "
                      f"({fmt(median(lb, 'cpu'), '{:.2f} s')} CPU): leaderbot / ours "

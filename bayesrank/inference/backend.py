@@ -15,7 +15,8 @@ compiled once per operation and shared by every model and data size.
 * **hot** (``HOT``: numba): the log-density of a model fitted again in the same process —
   the L-BFGS loop calls it a hundred times per fit, and numba's code is 2–3× faster there —
   once numba has compiled that graph before (``bayesrank precompile`` does it for the
-  standard models at install time), so a repeated fit never stops for a JIT.
+  standard models at install time), so a second fit never stops for a JIT; a model reused
+  :data:`JIT_AFTER` times is JIT-compiled anyway (a simulation or a bootstrap pays it back).
   ``BAYESRANK_JIT=always`` JIT-compiles any repeated model, ``never`` stays on the C backend.
 
 The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs``,
@@ -51,6 +52,9 @@ GRAPH_CACHE_ENV, JIT_ENV = "BAYESRANK_GRAPH_CACHE", "BAYESRANK_JIT"
 JIT_POLICIES = ("cached", "always", "never")
 #: The two tiers, as PyTensor linker names.
 CHEAP, HOT = "cvm", "numba"
+#: Under the default policy a structure reused this many times in a process is JIT-compiled
+#: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
+JIT_AFTER = 3
 
 _CLOCK = [0.0]
 

@@ -112,6 +112,8 @@ class Structure:
         self.key = None if key is None else (*key, tuple(sorted(self.cell_dtypes().items())))
         #: whether the log-density runs on the hot tier (:mod:`bayesrank.inference.backend`)
         self.hot = False
+        #: how often the structure was fitted again in this process
+        self.reuses = 0
         self._point = self.model.initial_point()
         self.value_vars = list(self.model.value_vars)
         self.slices, start = {}, 0
@@ -166,14 +168,18 @@ class Structure:
         return self._logp_fn("hot")
 
     def promote(self, force: bool = False) -> None:
-        """Run the log-density on the hot tier from now on, when the policy allows it
-        (:func:`bayesrank.inference.backend.jit_policy`) or ``force``: always when forced or
-        ``BAYESRANK_JIT=always``; by default only when its hot code is already compiled."""
+        """Called when the structure is fitted again: run the log-density on the hot tier from now
+        on when the policy allows it (:func:`bayesrank.inference.backend.jit_policy`) or
+        ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default when its hot
+        code is already compiled, or once the structure has been reused
+        :data:`~bayesrank.inference.backend.JIT_AFTER` times (a JIT then pays for itself)."""
+        self.reuses += 1
         if self.hot:
             return
         policy = backend.jit_policy()
         key = None if self.key is None else (*self.key, "logp_dlogp")
-        if force or policy == "always" or (policy == "cached" and key is not None and backend.is_cached(key, "hot")):
+        cached = key is not None and backend.is_cached(key, "hot")
+        if force or policy == "always" or (policy == "cached" and (cached or self.reuses >= backend.JIT_AFTER)):
             self._logp_hot(self.x0, *self._template_cells())
             self.hot = True
 
