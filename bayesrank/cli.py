@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml``.
+"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | precompile | demo | gars | dml``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -186,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--format", default="table", choices=("table", "json"))
 
     sub.add_parser("datasets", help="list the bundled datasets")
+    sub.add_parser("precompile", help="compile the standard models once (make install runs it), so first fits "
+                   "load cached machine code instead of compiling; PYTENSOR_FLAGS=base_compiledir=DIR sets the cache")
 
     demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
     demo.add_argument("--out", type=Path, default=Path("demo"), help="directory for the two fits")
@@ -201,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_gars_parser(sub) -> None:
-    from bayesrank.gars import SCHEMES, SCORES
+    from bayesrank.model.scoring import SCHEMES, SCORES
 
     g = sub.add_parser("gars", help="GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit")
     _add_data_args(g)
@@ -225,8 +227,8 @@ def _add_gars_parser(sub) -> None:
 
 
 def _add_dml_parser(sub) -> None:
-    from bayesrank.dml.nuisance import LEARNERS
-    from bayesrank.gars import SCHEMES, SCORES
+    from bayesrank.dml.learners import LEARNERS
+    from bayesrank.model.scoring import SCHEMES, SCORES
 
     d = sub.add_parser("dml", help="DMLRank: debiased GARS from human labels, context features and LLM judges "
                                    "(frequentist, simultaneous confidence intervals)")
@@ -607,6 +609,14 @@ def cmd_datasets(args) -> int:
     return 0
 
 
+def cmd_precompile(args) -> int:
+    from bayesrank.precompile import precompile
+
+    rows = precompile()
+    print(f"compiled {len(rows)} models in {sum(r['seconds'] for r in rows):.1f} s")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from bayesrank.data.load import load_dataset
     from bayesrank.model.paired import Davidson
@@ -674,7 +684,7 @@ def cmd_gars(args) -> int:
 
 def cmd_dml(args) -> int:
     from bayesrank.dml import dmlrank, read_records
-    from bayesrank.gars import scheme_of
+    from bayesrank.model.scoring import scheme_of
 
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
@@ -716,7 +726,8 @@ def cmd_dml(args) -> int:
 
 
 COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_rank, "report": cmd_report,
-            "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo, "gars": cmd_gars, "dml": cmd_dml}
+            "compare": cmd_compare, "datasets": cmd_datasets, "precompile": cmd_precompile, "demo": cmd_demo,
+            "gars": cmd_gars, "dml": cmd_dml}
 
 
 def main(argv=None) -> int:

@@ -39,6 +39,7 @@ from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.predict import cell_log_probs
 
 
+
 # ------------------------------------------------------------------------------ core metrics
 def gof_metrics(counts: np.ndarray, probs: np.ndarray, ties: bool = True,
                 keep_empty: bool = False) -> dict[str, float]:

@@ -53,47 +53,15 @@ from bayesrank.inference.compiled import compiled
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.tree import plain
 from bayesrank.model.saturated import PairCounts, multinomial_covariance, pair_counts, posterior_concentration
+from bayesrank.model.scoring import SCHEMES, SCORES, Scheme, scheme_of
 from bayesrank.results.estimates import check_level, draws, interval_kind, point
 from bayesrank.results.fit import Fit
 from bayesrank.results.io import framework_of, method_of, model_data_of
 
-#: GARS functionals.
-SCORES = ("borda", "bt", "rank-centrality")
 #: s is clipped to [ε, 1 − ε] before the logit of the BT projection.
 LOGIT_EPS = 1e-3
 #: Contexts (or draws) per batch when evaluating F and its derivatives.
 BATCH = 4096
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """Credit of each outcome category to the first (``w1``) and second (``w2``) item, and the
-    normaliser ``norm`` (categories that count; see the module docstring)."""
-
-    name: str
-    w1: tuple[float, ...]
-    w2: tuple[float, ...]
-    norm: tuple[float, ...]
-
-    @property
-    def n_categories(self) -> int:
-        return len(self.w1)
-
-
-#: The paper's default weights (digest §1.4), over ``win_first, win_second, tie[, both_bad]``.
-SCHEMES = {
-    "binary": Scheme("binary", (1, 0, 0), (0, 1, 0), (1, 1, 0)),
-    "win-loss-tie": Scheme("win-loss-tie", (1, 0, 0.5), (0, 1, 0.5), (1, 1, 1)),
-    "win-loss-both-good-both-bad": Scheme("win-loss-both-good-both-bad", (1, 0, 1, 0), (0, 1, 1, 0), (1, 1, 1, 1)),
-}
-
-
-def scheme_of(scheme: str | Scheme) -> Scheme:
-    if isinstance(scheme, Scheme):
-        return scheme
-    if scheme not in SCHEMES:
-        raise BayesrankError(f"unknown tie weights {scheme!r}; use one of {', '.join(SCHEMES)}.")
-    return SCHEMES[scheme]
 
 
 def _check_score(score: str) -> str:

@@ -10,10 +10,22 @@ Everything here is frequentist (no prior, no posterior); the Bayesian side of GA
 :mod:`bayesrank.gars`.
 """
 
-from bayesrank.dml.design import Policy, a_optimal, optimal_policy, variance_weights
-from bayesrank.dml.estimator import CrossFit, DMLResult, crossfit, dmlrank, dmlrank_scores
-from bayesrank.dml.records import Records, read_records
+from importlib import import_module
 
-__all__ = ["CrossFit", "DMLResult", "Policy", "Records", "a_optimal", "crossfit", "dmlrank", "dmlrank_scores",
-           "optimal_policy", "read_records",
-           "variance_weights"]
+#: Public name → the module that defines it, imported on first use (``bayesrank dml --help``
+#: and ``bayesrank.dml.learners`` do not load scikit-learn).
+_WHERE = {"Policy": "design", "a_optimal": "design", "optimal_policy": "design", "variance_weights": "design",
+          "CrossFit": "estimator", "DMLResult": "estimator", "crossfit": "estimator", "dmlrank": "estimator",
+          "dmlrank_scores": "estimator", "Records": "records", "read_records": "records"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(import_module(f"bayesrank.dml.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'bayesrank.dml' has no attribute {name!r}")
+
+
+def __dir__():
+    return [*globals(), *__all__]

@@ -34,9 +34,9 @@ from sklearn.preprocessing import SplineTransformer
 from threadpoolctl import threadpool_limits
 
 from bayesrank.dml.records import Records
+from bayesrank.dml.learners import LEARNERS
 from bayesrank.errors import BayesrankError
 
-LEARNERS = ("hist-gradient-boosting", "lightgbm", "spline-logistic", "cell-means")
 #: Rows of the propensity model beyond which unlabelled pairs are subsampled (and weighted up).
 MAX_PROPENSITY_ROWS = 2_000_000
 #: OpenMP / BLAS threads of the learners. One by default: on a machine whose cores are busy,

@@ -13,13 +13,13 @@ fit: two fits of the same shape share compiled code, never data.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 from pymc.pytensorf import join_nonshared_inputs
 from pymc.logprob.transforms import LogTransform
@@ -27,6 +27,7 @@ from pytensor.compile.mode import Mode
 from pytensor.graph.replace import graph_replace, vectorize_graph
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.inference import backend
 from bayesrank.inference.kernels import link_kernel, predictor_kernel
 from bayesrank.model.framework import CELL_DATA, Framework
 
@@ -52,6 +53,7 @@ def structure_key(framework: Framework, data: Comparisons, prior: str) -> tuple:
         data.judge is not None,
         data.first is not None,
         tuple(data.covariate_names),
+        framework.structure_key(data),
     )
 
 
@@ -68,12 +70,13 @@ def compiled(framework: Framework, data: Comparisons, prior: str = "flat") -> St
     key = structure_key(framework, data, prior)
     found = _CACHE.get(key)
     if found is None:
-        found = Structure(framework, data, prior)
+        found = backend.timed(Structure, framework, data, prior, key)
         _CACHE[key] = found
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
-    else:
+    else:  # fitted again in this process: the log-density may move to the hot tier
         _CACHE.move_to_end(key)
+        found.promote()
     return found
 
 
@@ -100,11 +103,17 @@ class Structure:
         Free coordinate name → (slice of θ, shape).
     """
 
-    def __init__(self, framework: Framework, data: Comparisons, prior: str):
+    def __init__(self, framework: Framework, data: Comparisons, prior: str, key: tuple | None = None):
         self.framework = framework
         self.prior = prior
         self.model, self._log_probs = framework.build(data, prior)
         self.cell_names = [name for name in CELL_DATA if name in self.model.named_vars]
+        #: what the compiled graphs are functions of (None: not cached on disk)
+        self.key = None if key is None else (*key, tuple(sorted(self.cell_dtypes().items())))
+        #: whether the log-density runs on the hot tier (:mod:`bayesrank.inference.backend`)
+        self.hot = False
+        #: how often the structure was fitted again in this process
+        self.reuses = 0
         self._point = self.model.initial_point()
         self.value_vars = list(self.model.value_vars)
         self.slices, start = {}, 0
@@ -136,7 +145,7 @@ class Structure:
                 ((v, self.slices[v.name]) for v in self.value_vars)]
 
     @cached_property
-    def _logp_dlogp(self):
+    def _logp_graph(self):
         """(θ, cell data, counts) ↦ (log-density, gradient): the PyMC model's own graph with
         the data containers replaced by inputs (flat priors: the log-likelihood)."""
         logp = self.model.logp(jacobian=False)
@@ -144,26 +153,66 @@ class Structure:
         names = [*self.cell_names, "counts"]
         inputs = {name: self.model[name].type(name) for name in names}
         logp_t = graph_replace(logp_t, {self.model[name]: inputs[name] for name in names}, strict=False)
-        fn = pytensor.function([theta, *inputs.values()], [logp_t, pt.grad(logp_t, theta)], on_unused_input="ignore")
-        return fn
+        return [theta, *inputs.values()], [logp_t, pt.grad(logp_t, theta)]
+
+    def _logp_fn(self, tier):
+        key = None if self.key is None else (*self.key, "logp_dlogp")
+        return backend.build(lambda: self._logp_graph, key=key, tier=tier, on_unused_input="ignore")
+
+    @cached_property
+    def _logp_cheap(self):
+        return self._logp_fn("cheap")
+
+    @cached_property
+    def _logp_hot(self):
+        return self._logp_fn("hot")
+
+    def promote(self, force: bool = False) -> None:
+        """Called when the structure is fitted again: run the log-density on the hot tier from now
+        on when the policy allows it (:func:`bayesrank.inference.backend.jit_policy`) or
+        ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default when its hot
+        code is already compiled, or once the structure has been reused
+        :data:`~bayesrank.inference.backend.JIT_AFTER` times (a JIT then pays for itself)."""
+        self.reuses += 1
+        if self.hot:
+            return
+        policy = backend.jit_policy()
+        key = None if self.key is None else (*self.key, "logp_dlogp")
+        cached = key is not None and backend.is_cached(key, "hot")
+        if force or policy == "always" or (policy == "cached" and (cached or self.reuses >= backend.JIT_AFTER)):
+            self._logp_hot(self.x0, *self._template_cells())
+            self.hot = True
+
+    def _template_cells(self):
+        return [self.model[name].get_value() for name in [*self.cell_names, "counts"]]
 
     def logp_dlogp(self, theta: np.ndarray, cells: Mapping[str, np.ndarray], counts: np.ndarray):
         """Log-density and its gradient at θ for the given cells."""
-        lp, grad = self._logp_dlogp(theta, *[cells[name] for name in self.cell_names], counts)
+        fn = self._logp_hot if self.hot else self._logp_cheap
+        lp, grad = fn(theta, *[cells[name] for name in self.cell_names], counts)
         return float(lp), grad
 
     # ------------------------------------------------------------------ θ ↦ model variables
     @cached_property
     def _values_fn(self):
-        """Rows of θ ↦ every free variable and deterministic, flattened and concatenated."""
-        theta = pt.vector("theta")
-        outputs = self.model.replace_rvs_by_values([self.model[n] for n in self.variable_names])
-        outputs = graph_replace(outputs, dict(zip(self.value_vars, self._theta_parts(theta))), strict=False)
-        flat = pt.concatenate([pt.flatten(o) for o in outputs])
-        batch = pt.matrix("thetas")
-        fn = pytensor.function([batch], vectorize_graph(flat, {theta: batch}), mode=LIGHT_MODE)
-        shapes = {n: tuple(int(s) for s in o.shape.eval({theta: self.x0}, mode=LIGHT_MODE)) if o.ndim else ()
-                  for n, o in zip(self.variable_names, outputs)}
+        """Rows of θ ↦ every free variable and deterministic, flattened and concatenated; and
+        the shape of every variable."""
+        key = None if self.key is None else (*self.key, "values")
+
+        @cache
+        def graph():
+            theta = pt.vector("theta")
+            outputs = self.model.replace_rvs_by_values([self.model[n] for n in self.variable_names])
+            outputs = graph_replace(outputs, dict(zip(self.value_vars, self._theta_parts(theta))), strict=False)
+            flat = pt.concatenate([pt.flatten(o) for o in outputs])
+            batch = pt.matrix("thetas")
+            return theta, outputs, batch, vectorize_graph(flat, {theta: batch})
+
+        fn = backend.build(lambda: ([graph()[2]], graph()[3]), key=key, mode=LIGHT_MODE)
+        shape_fn = backend.build(lambda: ([graph()[0]], [pt.as_tensor(o.shape) for o in graph()[1]]),
+                                 key=None if key is None else (*key, "shapes"), mode=LIGHT_MODE,
+                                 on_unused_input="ignore")
+        shapes = {n: tuple(int(s) for s in shape) for n, shape in zip(self.variable_names, shape_fn(self.x0))}
         return fn, shapes
 
     @property

@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from functools import cache, cached_property
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 
+from bayesrank.inference.backend import build
 from bayesrank.model.framework import Predictor
 from bayesrank.model.links import PREDICTORS, cell_loglik, log_probs
 
@@ -46,29 +46,38 @@ class LinkKernel:
         d, h = pt.dvector("d"), pt.dvector("h")
         return d, h, log_probs(self.link, d, h if "h" in PREDICTORS[self.link] else None)
 
+    def _compile(self, role, graph):
+        return build(graph, key=("link", self.link, role), tier="cheap", on_unused_input="ignore")
+
     @cached_property
     def probs_fn(self):
-        d, h, lp = self._symbols
-        return pytensor.function([d, h], lp, on_unused_input="ignore")
+        def graph():
+            d, h, lp = self._symbols
+            return [d, h], lp
+        return self._compile("probs", graph)
 
     @cached_property
     def derivatives_fn(self):
-        d, h, lp = self._symbols
-        counts = pt.dmatrix("counts")
-        preds = [d, h][: self.n_predictors]
-        ll = cell_loglik(counts, lp)
-        grads = pt.grad(ll.sum(), preds)
-        # Σ_c of a per-cell derivative differentiated again gives every cell's second derivative
-        hess = pt.stack([pt.stack(pt.grad(g.sum(), preds), axis=-1) for g in grads], axis=-2)
-        return pytensor.function([d, h, counts], [lp, ll, pt.stack(grads, axis=-1), hess], on_unused_input="ignore")
+        def graph():
+            d, h, lp = self._symbols
+            counts = pt.dmatrix("counts")
+            preds = [d, h][: self.n_predictors]
+            ll = cell_loglik(counts, lp)
+            grads = pt.grad(ll.sum(), preds)
+            # Σ_c of a per-cell derivative differentiated again gives every cell's second derivative
+            hess = pt.stack([pt.stack(pt.grad(g.sum(), preds), axis=-1) for g in grads], axis=-2)
+            return [d, h, counts], [lp, ll, pt.stack(grads, axis=-1), hess]
+        return self._compile("derivatives", graph)
 
     @cached_property
     def outcome_fn(self):
         """∂ log P_o / ∂p per outcome (the −∞ tie column of Bradley–Terry gives NaN, masked later)."""
-        d, h, lp = self._symbols
-        preds = [d, h][: self.n_predictors]
-        outcome = pt.stack([pt.stack(pt.grad(lp[:, o].sum(), preds), axis=-1) for o in range(3)], axis=-2)
-        return pytensor.function([d, h], [lp, outcome], on_unused_input="ignore")
+        def graph():
+            d, h, lp = self._symbols
+            preds = [d, h][: self.n_predictors]
+            outcome = pt.stack([pt.stack(pt.grad(lp[:, o].sum(), preds), axis=-1) for o in range(3)], axis=-2)
+            return [d, h], [lp, outcome]
+        return self._compile("outcomes", graph)
 
     @property
     def n_predictors(self) -> int:
@@ -143,25 +152,38 @@ class PredictorKernel:
         n = value.shape[0]
         return pt.concatenate([g.reshape((n, -1)) for g in pt.grad(scalar, [u[k] for k in self.keys], disconnected_inputs="ignore")], axis=1)
 
+    def _compile(self, role, graph):
+        key = ("predictor", function_identity(self.predictor.fn), self.keys, self.constant_keys,
+               tuple(sorted(self._shapes.items())), tuple(sorted(self._cell_ndims.items())),
+               tuple(sorted(self._cell_dtypes.items())), self.predictor.linear, role)
+        return build(graph, key=key, tier="cheap", on_unused_input="ignore")
+
     @cached_property
     def value_fn(self):
-        _, inputs, value = self._symbols
-        return pytensor.function(inputs, value, on_unused_input="ignore")
+        def graph():
+            _, inputs, value = self._symbols
+            return inputs, value
+        return self._compile("value", graph)
 
     @cached_property
     def jacobian_fn(self):
-        _, inputs, value = self._symbols
-        return pytensor.function(inputs, [value, self._flat_grad(value.sum())], on_unused_input="ignore")
+        def graph():
+            _, inputs, value = self._symbols
+            return inputs, [value, self._flat_grad(value.sum())]
+        return self._compile("jacobian", graph)
 
     @cached_property
     def second_fn(self):
         if self.predictor.linear:
             return None
-        _, inputs, value = self._symbols
-        weight = pt.dvector("weight")
-        weighted = self._flat_grad((weight * value).sum())
-        rows = [self._flat_grad(weighted[:, j].sum()) for j in range(self.width)]
-        return pytensor.function([*inputs, weight], pt.stack(rows, axis=-1), on_unused_input="ignore")
+
+        def graph():
+            _, inputs, value = self._symbols
+            weight = pt.dvector("weight")
+            weighted = self._flat_grad((weight * value).sum())
+            rows = [self._flat_grad(weighted[:, j].sum()) for j in range(self.width)]
+            return [*inputs, weight], pt.stack(rows, axis=-1)
+        return self._compile("second", graph)
 
     @property
     def width(self) -> int:
@@ -188,6 +210,16 @@ class PredictorKernel:
         if self.second_fn is None:
             return None
         return self.second_fn(*self._args(u, cells), np.asarray(weight, dtype=float))
+
+
+def function_identity(fn) -> tuple:
+    """What determines the graph a predictor function builds: its qualified name and the values
+    its closure captured (a covariate column, a scale function), recursively."""
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        return (repr(fn),)
+    cells = tuple(c.cell_contents for c in (fn.__closure__ or ()))
+    captured = tuple(function_identity(c) if callable(c) else repr(c) for c in cells)
+    return (fn.__module__, fn.__qualname__, captured, repr(fn.__defaults__))
 
 
 def predictor_kernel(predictor: Predictor, shapes: Mapping[str, tuple], cell_ndims: Mapping[str, int],

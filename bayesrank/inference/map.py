@@ -17,18 +17,21 @@ a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
 from __future__ import annotations
 
 import time
+from functools import cache
 
 import numpy as np
 import xarray as xr
-from threadpoolctl import threadpool_limits
+from scipy.linalg import cho_factor, cho_solve
+from scipy.sparse.linalg import LinearOperator, eigsh
+from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference import asymptotics
+from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
-from bayesrank.inference.information import INFORMATION, information
+from bayesrank.inference.information import INFORMATION, CellDerivatives, information
 from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import Framework
@@ -43,6 +46,29 @@ COVARIANCE = {
     "observed": "inverse observed information (exact Hessian)",
     "expected": "inverse plug-in expected information with the empirical design",
 }
+
+
+#: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
+#: eigendecomposition; beyond, from Lanczos iterations on its Cholesky factor (O(n²) a step
+#: instead of O(n³)).
+DENSE_EIGEN_MAX = 400
+
+
+def extreme_eigenvalues(info: np.ndarray) -> tuple[float, float, tuple | None]:
+    """Smallest and largest eigenvalues of a symmetric matrix, and its Cholesky factor
+    (``cho_factor`` form) when it is positive definite (else None)."""
+    try:
+        factor = cho_factor(info)
+    except np.linalg.LinAlgError:
+        factor = None
+    if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
+        w = np.linalg.eigvalsh(info)
+        return float(w[0]), float(w[-1]), factor
+    size = info.shape[0]
+    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    inverse = LinearOperator((size, size), matvec=lambda v: cho_solve(factor, v), dtype=float)
+    smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    return smallest, largest, factor
 
 
 def fit_map(
@@ -95,19 +121,25 @@ def fit_map(
     # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
     # compete with each other and with other processes (bench/README.md)
-    with threadpool_limits(1):
+    with _threads().limit(limits=1):
         return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind)
 
 
+@cache
+def _threads() -> ThreadpoolController:
+    """The process's thread pools, inspected once (scanning the loaded libraries on every fit
+    took milliseconds)."""
+    return ThreadpoolController()
+
+
 def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
-    t0 = time.perf_counter()
+    t0, compile0 = time.perf_counter(), backend.compile_seconds()
     prepared = framework.prepare(data)
     notes = statistical_warnings(prepared)
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
     structure = compiled(framework, prepared, prior="flat")
     bound = structure.bind(prepared)
-    t_compile = time.perf_counter() - t0
     n = prepared.n_comparisons
 
     def hessian(theta):
@@ -135,9 +167,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
 
     observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
-    eigenvalues = np.linalg.eigvalsh(observed / n)
-    eig_min = float(eigenvalues[0])
-    identified = bool(eig_min > SINGULAR * max(float(eigenvalues[-1]), 0.0))
+    eig_min, eig_max, factor = extreme_eigenvalues(observed / n)
+    identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
 
     values = structure.values(theta)
     check = check_existence(framework, bound, theta, values, maxiter)
@@ -156,7 +187,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
-            cov = np.linalg.inv(info)
+            if kind == "observed" and factor is not None:  # the Cholesky factor is at hand
+                cov = cho_solve(factor, np.eye(info.shape[0])) / n
+            else:
+                cov = cho_solve(cho_factor(info), np.eye(info.shape[0]))
             cov = cov if chart is None else chart @ cov @ chart.T
         except np.linalg.LinAlgError:
             converged = False
@@ -171,7 +205,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
             "iterations): the estimate may not be the MLE."
         )
 
-    cell_log_probs = bound.log_probs(theta)
+    cell_log_probs = CellDerivatives.at(bound, theta).link["log_probs"]  # the kernels already compiled
     with np.errstate(invalid="ignore"):
         loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
     covariances = framework.covariances()
@@ -227,7 +261,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         "grad_norm": grad_norm,
         **optimiser,
         "min_information_eigenvalue": eig_min,
-        "compile_seconds": t_compile,
+        # building and compiling the model, including the first call of every compiled function
+        # (numba's JIT, or loading its machine code from the on-disk cache): inference/backend.py
+        "compile_seconds": backend.compile_seconds() - compile0,
         "seconds": time.perf_counter() - t0,
         "information": kind,
         "near_duplicates": [list(d) for d in near_duplicates],

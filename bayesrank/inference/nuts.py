@@ -14,9 +14,7 @@ import sys
 import time
 from importlib.util import find_spec
 
-import arviz as az
 import numpy as np
-import pymc as pm
 import xarray as xr
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
@@ -24,7 +22,12 @@ from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.tree import assemble
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED, Framework
+
+# imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.lazy)
+az = lazy_module("arviz")
+pm = lazy_module("pymc")
 
 #: Thresholds of a trustworthy posterior (Vehtari et al. 2021).
 RHAT_MAX, ESS_MIN = 1.01, 400

@@ -3,7 +3,7 @@
 1. L-BFGS-B in coordinates scaled by √diag(information / n) at the start (items with 1k and
    130k comparisons differ 10× in curvature; the scaling cuts the iterations by an order of
    magnitude on the arena data), until the largest gradient entry is below
-   :data:`NEWTON_START` per comparison.
+   :data:`NEWTON_START` per comparison or :data:`FIRST_PHASE` iterations.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence.
    For a model with a continuous symmetry its constraints do not remove (HJA's GL(r + 1)
@@ -30,6 +30,11 @@ from scipy.optimize import minimize
 NEWTON_START = 1e-6
 #: Newton's method stops below this largest gradient entry per comparison.
 FINAL_TOL = 1e-12
+#: Iterations of the first L-BFGS-B phase before Newton's method is tried anyway: on the
+#: ill-conditioned many-parameter models (the k_tie = 20 tie factors) L-BFGS-B crawls for
+#: thousands of iterations where a few exact Newton steps finish; where Newton cannot take
+#: over, the restarts below continue.
+FIRST_PHASE = 1000
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
 #: exact Hessian where Newton's method cannot take over (an eigendecomposition per fit).
 DENSE_PRECONDITIONER_MAX = 1500
@@ -133,8 +138,13 @@ def maximise(
         return to_theta(result.x), int(result.nit)
 
     settle = canonical if canonical is not None else (lambda th: th)
-    theta, iterations = lbfgs(x0, maxiter, stop_below=NEWTON_START)
+    theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
     theta, newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
+    if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
+        theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
+        iterations += more
+        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
+        newton += more_newton
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")

@@ -24,11 +24,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.lazy import lazy_module
 from bayesrank.model.links import cell_loglik, log_probs
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
+
 
 #: The observed variable holding the cell counts; its pointwise log-likelihood is per cell.
 OBSERVED = "outcomes"
@@ -211,6 +214,13 @@ class Framework:
             Their draws (asymptotic normal or posterior), leading axis = draw.
         """
         return Findings()
+
+    def structure_key(self, data: Comparisons) -> tuple:
+        """What, besides the options and the numbers of items and judges, the model's structure
+        depends on in the (prepared) data — part of the key under which a compiled model is
+        reused. Default: nothing (the factored tie thresholds: which coordinates the compared
+        pairs identify)."""
+        return ()
 
     def signed_counterpart(self) -> Framework | None:
         """A framework whose fit tells whether this one's MLE exists (judge-aware models: the

@@ -68,17 +68,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import chi2
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import ModelSpecError
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import Findings, Local
 from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
 from bayesrank.model.structures import empirical_scores, free_real, zero_sum_scores
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
 
 #: Relative size below which a singular strength, ‖μ‖ or a leading entry counts as zero.
 ZERO = 1e-8

@@ -54,13 +54,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, Priors
 from bayesrank.model.structures import free_real, zero_sum_scores
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
+
 
 TIE_HANDLING = ("half", "drop", "davidson")
 

@@ -23,7 +23,11 @@ Links
 from __future__ import annotations
 
 import numpy as np
-import pytensor.tensor as pt
+
+from bayesrank.lazy import lazy_module
+
+pt = lazy_module("pytensor.tensor")
+
 
 LINKS = ("bt", "rao-kupper", "rao-kupper-abs", "davidson")
 

@@ -27,22 +27,27 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, score_difference
 from bayesrank.model.structures import (
+    dct_iv_basis,
     empirical_scores,
     free_real,
+    identified_tie_coordinates,
     thurstonian,
     tie_factors,
     zero_sum_scores,
 )
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
 
 K_COV_HELP = ("Thurstonian covariance: none (default), 0 for a diagonal Σ = D, K for Σ = D + ΛΛᵀ with rank-K "
               "loadings; the scores are then the Thurstonian means μ")
@@ -224,10 +229,31 @@ class _TieFramework(Framework):
             start = {"initval": level} if level and prior == "flat" else {}  # nutpie takes no initvals
             free_real("eta_raw", prior, self.priors.tie, **start)
             return
-        _, phi = tie_factors(data.n_items, self.k_tie, prior, self.priors.tie, start_level=level)
+        _, phi = tie_factors(data.n_items, self.k_tie, prior, self.priors.tie, start_level=level,
+                             kept=self._kept_tie_coordinates(data))
         pm.Data("tie_basis", phi, dims=("item", "factor"))
         if self.tie_intercept:
             free_real("eta_raw", prior, self.priors.tie)
+
+    def _kept_tie_coordinates(self, data):
+        """The tie coordinates the compared pairs identify (None: all of them), from the threshold
+        predictor itself evaluated in NumPy (:func:`~bayesrank.model.structures.identified_tie_coordinates`)."""
+        if self.k_tie == 0:
+            return None
+        compared = data.totals > 0
+        a, b = data.a[compared], data.b[compared]
+        phi = dct_iv_basis(data.n_items, self.k_tie)
+
+        def threshold(g_a, g_b):  # the threshold predictor on NumPy loadings (linear in them)
+            return _factored_threshold({"g_a": g_a, "g_b": g_b, "phi_a": phi[a], "phi_b": phi[b]}, None)
+
+        n = data.totals[compared]
+        key = hashlib.sha1(np.stack([a, b]).astype(np.int64).tobytes() + np.asarray(n, float).tobytes()).hexdigest()
+        return identified_tie_coordinates(data.n_items, self.k_tie, a, b, n, threshold, key)
+
+    def structure_key(self, data):
+        kept = self._kept_tie_coordinates(data)
+        return () if kept is None else ("tie_coordinates", hashlib.sha1(kept.tobytes()).hexdigest())
 
     def predictors(self, data):
         if self.k_tie == 0:

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pymc as pm
 
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.errors import DataError
+from bayesrank.lazy import lazy_module
+
+pm = lazy_module("pymc")
 
 #: Outcome categories, in the order of the last axis of the counts (three or four of them).
 CATEGORIES = ("win_first", "win_second", "tie", "both_bad")

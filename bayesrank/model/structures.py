@@ -15,10 +15,13 @@ imposed by construction, never by penalties:
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-from pymc.distributions.transforms import ZeroSumTransform
-from pymc.distributions.transforms import log as log_transform
+import scipy.linalg
+import scipy.sparse
+
+from bayesrank.lazy import lazy_module
+
+pm = lazy_module("pymc")
+pt = lazy_module("pytensor.tensor")
 
 
 def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
@@ -51,7 +54,7 @@ def zero_sum_scores(name: str, dims: str, prior: str, sigma: float, initval=None
     """
     kw = {} if initval is None else {"initval": np.asarray(initval, dtype=float)}
     if prior == "flat":
-        return pm.Flat(name, dims=dims, transform=ZeroSumTransform([-1]), **kw)
+        return pm.Flat(name, dims=dims, transform=pm.distributions.transforms.ZeroSumTransform([-1]), **kw)
     return pm.ZeroSumNormal(name, sigma=sigma, dims=dims, **kw)
 
 
@@ -88,7 +91,7 @@ def free_positive(name: str, prior: str, sigma: float, **kwargs):
     ``LogNormal(0, sigma)`` for NUTS. Its free coordinate is the log."""
     if prior == "flat":
         shape = kwargs.get("shape", ())
-        return pm.Flat(name, transform=log_transform, initval=np.ones(shape), **kwargs)
+        return pm.Flat(name, transform=pm.distributions.transforms.log, initval=np.ones(shape), **kwargs)
     return pm.LogNormal(name, mu=0.0, sigma=sigma, **kwargs)
 
 
@@ -119,11 +122,109 @@ def n_symmetric(k: int) -> int:
     return k * (k + 1) // 2
 
 
-def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0):
+def tie_factor_columns(m: int, k: int) -> np.ndarray:
+    """The loadings G (m×k) of each identified tie coordinate: ``(n_coords, m, k)``.
+
+    The coordinates are those of :func:`tie_factors` — C ((m − k)×k, row-major), then the
+    upper triangle of S (``np.triu_indices(k)`` order) — and G = Φ⊥C + ΦS is linear in them,
+    so column j is G at the j-th unit vector.
+    """
+    full = dct_iv_basis(m)
+    phi, phi_perp = full[:, :k], full[:, k:]
+    cols = np.zeros((n_tie_coordinates(m, k), m, k))
+    j = 0
+    for p in range(m - k):
+        for q in range(k):
+            cols[j, :, q] = phi_perp[:, p]
+            j += 1
+    for p, q in zip(*np.triu_indices(k)):
+        cols[j, :, q] += phi[:, p]
+        if p != q:
+            cols[j, :, p] += phi[:, q]
+        j += 1
+    return cols
+
+
+def n_tie_coordinates(m: int, k: int) -> int:
+    """Coordinates of G = Φ⊥C + ΦS: (m − k)k + k(k + 1)/2."""
+    return (m - k) * k + n_symmetric(k)
+
+
+#: Identified subsets of the tie coordinates already computed: (m, k, data key) → kept indices.
+_KEPT: dict = {}
+#: Directions of the tie coordinates whose curvature (eigenvalue of MᵀWM) is below this fraction
+#: of the largest are flat: below what float64 resolves in the fit's information (singular
+#: along them, :data:`bayesrank.inference.map.SINGULAR`).
+RANK_TOL = 1e-8
+
+
+def identified_tie_coordinates(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: np.ndarray, threshold,
+                               key) -> np.ndarray | None:
+    """The tie coordinates the compared pairs identify, or None when all are.
+
+    H = GΦᵀ + ΦGᵀ enters the likelihood only at the pairs that were compared. When some
+    directions of the coordinates change η only at pairs never compared (the leaderbot
+    paper's k_tie = 20 models on the arena: 22 of 2390 exactly), they are flat, and others
+    are informed only through a handful of comparisons below float64 resolution. Pinning the
+    coordinates along which MᵀWM (M: coordinates → thresholds of the compared pairs, W: their
+    numbers of comparisons) is flat removes them, and the
+    kept coordinates reach every threshold vector the full set reaches up to those
+    unresolvable directions — the same likelihood, identified. The flat directions are the
+    eigenvectors of MᵀWM with eigenvalues below :data:`RANK_TOL` of the largest; the pinned
+    coordinates are those on which they are best conditioned (a pivoted QR), so pinning them
+    removes exactly those directions.
+
+    Parameters
+    ----------
+    m, k : int
+    a, b : ndarray
+        Items of the compared pairs.
+    weights : ndarray
+        Comparisons of each pair.
+    threshold : callable
+        ``threshold(g_a, g_b)`` with ``(n, k)`` loadings of each pair's items ↦ ``(n,)``
+        thresholds, linear: the framework's own threshold predictor, evaluated in NumPy.
+    key : hashable
+        Identifies the compared pairs (cache key).
+
+    Returns
+    -------
+    ndarray of int or None
+        Indices of the kept coordinates (ascending), None when nothing is flat.
+    """
+    cache_key = (m, k, key)
+    if cache_key not in _KEPT:
+        n = len(a)
+        zero, rows = np.zeros((n, k)), np.arange(n)
+        entries = []
+        for q in range(k):  # ∂η_ab/∂g_aq and ∂η_ab/∂g_bq: the (linear) predictor at unit loadings
+            unit = zero.copy()
+            unit[:, q] = 1.0
+            entries += [(rows, a * k + q, threshold(unit, zero)), (rows, b * k + q, threshold(zero, unit))]
+        r, c, v = (np.concatenate(x) for x in zip(*entries))
+        M_G = scipy.sparse.csr_matrix((v, (r, c)), shape=(n, m * k))
+        cols = tie_factor_columns(m, k)
+        M = np.asarray(M_G @ cols.reshape(len(cols), m * k).T)      # (pairs, coordinates)
+        gram = M.T @ (np.asarray(weights, dtype=float)[:, None] * M)
+        w, V = np.linalg.eigh(gram)
+        null = V[:, w < RANK_TOL * w[-1]]
+        if null.shape[1] == 0:
+            _KEPT[cache_key] = None
+        else:  # pin the coordinates on which the flat directions are best conditioned
+            _, _, pivots = scipy.linalg.qr(null.T, mode="economic", pivoting=True)
+            _KEPT[cache_key] = np.sort(pivots[null.shape[1]:])
+        if len(_KEPT) > 64:
+            _KEPT.pop(next(iter(_KEPT)))
+    return _KEPT[cache_key]
+
+
+def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, kept: np.ndarray | None = None):
     """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
 
     G = Φ⊥C + ΦS with C ∈ ℝ^{(m−k)×k} free and S symmetric; this removes the null space
-    {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2).
+    {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2). With
+    ``kept`` (:func:`identified_tie_coordinates`), only those coordinates are free and the
+    others are pinned at 0, which removes the directions the data leave exactly flat.
 
     Returns
     -------
@@ -147,11 +248,22 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     coef0, sym0 = phi_perp.T @ G0, ((A + A.T) / 2)[rows, cols]
     # initial values only where needed, and for MAP only (nutpie cannot take them)
     start = start_level != 0 and prior == "flat"
-    parts = []
-    if m > k:
-        coef = free_real("tie_coef", prior, sigma, shape=(m - k, k), **({"initval": coef0} if start else {}))
-        parts.append(pt.as_tensor(phi_perp) @ coef)
-    sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
+    n_coef = (m - k) * k
+    if kept is None:
+        coef = free_real("tie_coef", prior, sigma, shape=(m - k, k), **({"initval": coef0} if start else {})) \
+            if m > k else None
+        sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
+    else:  # the identified coordinates free, the flat ones pinned at 0
+        kept_coef, kept_sym = kept[kept < n_coef], kept[kept >= n_coef] - n_coef
+        coef = None
+        if kept_coef.size:
+            free_coef = free_real("tie_coef", prior, sigma, shape=(kept_coef.size,),
+                                  **({"initval": coef0.ravel()[kept_coef]} if start else {}))
+            coef = pt.zeros(n_coef)[kept_coef].set(free_coef).reshape((m - k, k))
+        free_sym = free_real("tie_sym", prior, sigma, shape=(kept_sym.size,),
+                             **({"initval": sym0[kept_sym]} if start else {}))
+        sym = pt.zeros(n_symmetric(k))[kept_sym].set(free_sym)
+    parts = [] if coef is None else [pt.as_tensor(phi_perp) @ coef]
     lower = np.flatnonzero(rows != cols)  # the mirror image of the strictly upper entries
     S = placed((k, k), [(rows, cols, sym), (cols[lower], rows[lower], sym[lower])])
     parts.append(pt.as_tensor(phi) @ S)

@@ -1,0 +1,206 @@
+"""How bayesrank compiles PyTensor graphs: which backend for which function, a disk cache of
+rewritten graphs, and an honest clock of what compiling costs.
+
+Two tiers
+---------
+Compiling a PyTensor function costs, in every new process, the graph rewrites (about half a
+second for a model's log-density) plus the backend's own work: numba — PyTensor's default
+here — generates code and loads it from its disk cache, or JIT-compiles it for seconds per
+graph when it has never seen it; the C backend loads small per-operation modules that are
+compiled once per operation and shared by every model and data size.
+
+* **cheap** (``CHEAP``: the C backend, ``linker="cvm"``): every function a fit calls a
+  handful of times (the per-cell kernels of the information, the variables map) and the
+  log-density of a model's first fit in a process.
+* **hot** (``HOT``: numba): the log-density of a model fitted again in the same process —
+  the L-BFGS loop calls it a hundred times per fit, and numba's code is 2–3× faster there —
+  once numba has compiled that graph before (``bayesrank precompile`` does it for the
+  standard models at install time), so a second fit never stops for a JIT; a model reused
+  :data:`JIT_AFTER` times is JIT-compiled anyway (a simulation or a bootstrap pays it back).
+  ``BAYESRANK_JIT=always`` JIT-compiles any repeated model, ``never`` stays on the C backend.
+
+The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs``,
+keyed by the function's structure, the backend and a digest of bayesrank's sources and the
+library versions), so a new process skips the rewrites as well. ``BAYESRANK_GRAPH_CACHE=0``
+turns that off. Without a C compiler (``pytensor.config.cxx`` empty) both tiers are PyTensor's
+default backend.
+
+The clock
+---------
+:func:`compile_seconds` counts building and compiling, including the *first call* of every
+compiled function (where numba JIT-compiles or loads its code). A fit reports the seconds the
+clock advanced while it ran (``diagnostics["compile_seconds"]``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import time
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from bayesrank.lazy import lazy_module
+
+pytensor = lazy_module("pytensor")
+cloudpickle = lazy_module("cloudpickle")
+
+#: Environment variables that control compilation (see the module docstring).
+GRAPH_CACHE_ENV, JIT_ENV = "BAYESRANK_GRAPH_CACHE", "BAYESRANK_JIT"
+JIT_POLICIES = ("cached", "always", "never")
+#: The two tiers, as PyTensor linker names.
+CHEAP, HOT = "cvm", "numba"
+#: Under the default policy a structure reused this many times in a process is JIT-compiled
+#: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
+JIT_AFTER = 3
+
+_CLOCK = [0.0]
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent building and compiling so far (see the module docstring)."""
+    return _CLOCK[0]
+
+
+def timed(build, *args, **kwargs):
+    """``build(*args, **kwargs)`` with its time charged to the compile clock (building a model
+    to compile)."""
+    t0 = time.perf_counter()
+    try:
+        return build(*args, **kwargs)
+    finally:
+        _CLOCK[0] += time.perf_counter() - t0
+
+
+class Compiled:
+    """A compiled PyTensor function whose first call is charged to the compile clock."""
+
+    __slots__ = ("fn", "_first")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._first = True
+
+    def __call__(self, *args):
+        if self._first:
+            t0 = time.perf_counter()
+            try:
+                return self.fn(*args)
+            finally:
+                self._first = False
+                _CLOCK[0] += time.perf_counter() - t0
+        return self.fn(*args)
+
+    @property
+    def maker(self):
+        return self.fn.maker
+
+
+def jit_policy() -> str:
+    """``BAYESRANK_JIT``: ``cached`` (default), ``always`` or ``never``."""
+    policy = os.environ.get(JIT_ENV, "cached")
+    return policy if policy in JIT_POLICIES else "cached"
+
+
+def mode_for(tier: str | None):
+    """The PyTensor mode of a tier (``"cheap"``, ``"hot"``) or PyTensor's default (None)."""
+    if tier is None or not pytensor.config.cxx:
+        return pytensor.compile.mode.get_default_mode()
+    return pytensor.compile.mode.Mode(linker=CHEAP if tier == "cheap" else HOT, optimizer="fast_run")
+
+
+def function(inputs, outputs, *, key=None, tier: str | None = None, mode=None, **kwargs) -> Compiled:
+    """``pytensor.function(inputs, outputs, **kwargs)`` in a tier's backend, timed, with its
+    rewritten graph cached on disk under ``key`` (see the module docstring and :func:`build`)."""
+    return build(lambda: (inputs, outputs), key=key, tier=tier, mode=mode, **kwargs)
+
+
+def build(graph, *, key=None, tier: str | None = None, mode=None, **kwargs) -> Compiled:
+    """Compile the graph that ``graph()`` returns as ``(inputs, outputs)``, or load its rewritten
+    form from the disk cache without building it.
+
+    Parameters
+    ----------
+    graph : callable
+        ``() -> (inputs, outputs)``; called only when the graph is not on disk.
+    key : hashable, optional
+        What the graph is a function of (the structure and the function's role); no disk cache
+        without it. It must determine the graph: equal keys, equal graphs.
+    tier : {"cheap", "hot"}, optional
+        Backend tier; default PyTensor's default mode. Ignored when ``mode`` is given.
+    mode : pytensor Mode, optional
+    **kwargs
+        Passed to ``pytensor.function``.
+    """
+    t0 = time.perf_counter()
+    try:
+        mode = mode if mode is not None else mode_for(tier)
+        path = _graph_path(key, mode)
+        fn = _load(path, mode, kwargs) if path is not None and path.exists() else None
+        if fn is None:
+            inputs, outputs = graph()
+            fn = pytensor.function(inputs, outputs, mode=mode, **kwargs)
+            if path is not None:
+                _save(path, fn)
+        return Compiled(fn)
+    finally:
+        _CLOCK[0] += time.perf_counter() - t0
+
+
+def is_cached(key, tier: str) -> bool:
+    """Whether a function of ``key`` was compiled in ``tier`` before (its graph is on disk;
+    for the hot tier, numba compiled its machine code at that time)."""
+    path = _graph_path(key, mode_for(tier))
+    return path is not None and path.exists()
+
+
+def _graph_path(key, mode) -> Path | None:
+    if key is None or os.environ.get(GRAPH_CACHE_ENV, "1") == "0":
+        return None
+    linker = type(mode.linker).__name__ + str(getattr(mode.linker, "use_cloop", ""))
+    text = repr((key, linker, repr(mode.optimizer), source_digest()))
+    return Path(pytensor.config.base_compiledir) / "bayesrank-graphs" / (hashlib.sha256(text.encode()).hexdigest() + ".pkl")
+
+
+def _save(path: Path, fn) -> None:
+    """Store the rewritten graph of ``fn`` (best effort: a failure only loses the cache)."""
+    try:
+        maker = fn.maker
+        blob = cloudpickle.dumps((maker.inputs, maker.outputs, maker.fgraph))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(blob)
+        tmp.replace(path)
+    except Exception:  # noqa: BLE001 - an uncachable graph is still a working function
+        pass
+
+
+def _load(path: Path, mode, kwargs):
+    """A function from a stored rewritten graph, without rewriting it again (None on failure)."""
+    try:
+        inputs, outputs, fgraph = pickle.loads(path.read_bytes())
+        maker = pytensor.compile.maker.FunctionMaker(
+            inputs, outputs, mode=mode, fgraph=fgraph, no_fgraph_prep=True, accept_inplace=True,
+            on_unused_input=kwargs.get("on_unused_input", "ignore"))
+        return maker.create()
+    except Exception:  # noqa: BLE001 - a stale or unreadable entry: compile afresh
+        return None
+
+
+@cache
+def source_digest() -> str:
+    """Digest of bayesrank's source files and the versions of the libraries that shape a
+    graph: any change gives new cache keys."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    for lib in ("pytensor", "pymc", "numpy", "numba"):
+        try:
+            h.update(f"{lib}={version(lib)}".encode())
+        except PackageNotFoundError:
+            h.update(f"{lib}=none".encode())
+    return h.hexdigest()

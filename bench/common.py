@@ -1,0 +1,123 @@
+"""What every benchmark task file shares: thread pinning, timing, and the task protocol.
+
+A task file ``bench/tasks_<topic>.py`` (discovered by ``bench/run.py``) defines
+
+* ``TASKS``: name → function(**args) -> dict of measurements; each runs in a fresh process,
+  ``python bench/tasks_<topic>.py NAME '{"arg": ...}'``, which prints one line
+  ``BENCH_JSON {...}`` (:func:`task_main`);
+* ``SUITE``: a list of runs, each ``{"task": NAME, "args": {...}, "repeats": N,
+  "variants": ["current"] or ["current", "baseline"], "timeout": seconds, "quick": bool}``.
+  ``run.py`` runs the repeats of all variants interleaved (current, baseline, current, …), in
+  fresh processes, and keeps every output;
+* ``report(results) -> list[str]``: the file's Markdown section, from
+  ``results[task][variant]`` = the list of outputs of that task's processes.
+
+Every figure in a report is a median of interleaved repeats: within a process the task
+alternates ours and each peer; across processes run.py alternates the variants.
+
+Threads are pinned the same way for every tool: :data:`THREAD_ENV` is set in the environment
+of every benchmark process before any library loads, so NumPy/SciPy (OpenBLAS), numba,
+Polars, JAX/XLA and leaderbot all run on one thread; DuckDB has no such variable, so tasks
+pass ``DUCKDB_THREADS`` to ``duckdb.connect(config={"threads": ...})``. Samplers still run
+their chains in parallel (one chain per core), which is what a user gets.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+#: Environment that pins every library's threads to one (set by run.py for every task process).
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "POLARS_MAX_THREADS": "1",
+    "RAYON_NUM_THREADS": "1",
+    "DUCKDB_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
+
+
+def maxrss_mib() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed(fn):
+    """(seconds, result) of ``fn()``."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def summary(times) -> dict:
+    times = list(times)
+    return {"median": statistics.median(times), "min": min(times), "max": max(times), "n": len(times), "all": times}
+
+
+def interleaved(contenders: dict, repeats: int) -> dict:
+    """Run every contender once per round, in turn, for ``repeats`` rounds.
+
+    Returns name → {"times": summary, "last": the last result}.
+    """
+    times = {name: [] for name in contenders}
+    last = {}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            t, last[name] = timed(fn)
+            times[name].append(t)
+    return {name: {"times": summary(times[name]), "last": last[name]} for name in contenders}
+
+
+def median(results, *path, default=None):
+    """Median over processes of a numeric field (``path`` into each output)."""
+    vals = []
+    for r in results or []:
+        x = r
+        for p in path:
+            x = x.get(p) if isinstance(x, dict) else None
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            vals.append(x)
+    return statistics.median(vals) if vals else default
+
+
+def fmt(x, spec="{:.3f}", none="n/a"):
+    if x is None:
+        return none
+    if isinstance(x, bool):
+        return "yes" if x else "**no**"
+    return spec.format(x)
+
+
+def task_main(tasks: dict, argv=None) -> None:
+    """Entry point of a task file: run ``argv[0]`` with the JSON arguments ``argv[1]``."""
+    import warnings
+
+    argv = sys.argv[1:] if argv is None else argv
+    name, args = argv[0], (json.loads(argv[1]) if len(argv) > 1 else {})
+    warnings.simplefilter("ignore")
+    out = tasks[name](**args)
+    out["task"] = name
+    out["maxrss_mib"] = maxrss_mib()
+    print("BENCH_JSON " + json.dumps(out, default=_default), flush=True)
+
+
+def _default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)

@@ -1,0 +1,89 @@
+"""Factored tie thresholds on sparse comparison graphs: the coordinates the compared pairs leave
+flat are pinned by construction, so the information is non-singular and Wald intervals exist.
+
+The reference is written here in NumPy: the map from the tie coordinates (G = Φ⊥C + ΦS) to the
+thresholds h_ab = g_a·φ_b + g_b·φ_a of the compared pairs, and its rank by SVD.
+"""
+
+import numpy as np
+import pytest
+
+import bayesrank as br
+from bayesrank.model.structures import dct_iv_basis, identified_tie_coordinates, n_tie_coordinates
+
+
+def sparse_davidson(m, pairs, rng, n=400, eta=-0.5):
+    a, b = np.array(pairs).T
+    scores = rng.normal(0, 1, m)
+    d = scores[a] - scores[b]
+    w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.full_like(d, np.exp(eta))])
+    counts = np.array([rng.multinomial(n, p / p.sum()) for p in w])
+    names = np.array([f"m{k:02d}" for k in range(m)], dtype=object)
+    return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+
+
+def reference_map(m, k, a, b):
+    """(pairs × coordinates) Jacobian of the compared thresholds in (C row-major, upper S)."""
+    full = dct_iv_basis(m)
+    phi, perp = full[:, :k], full[:, k:]
+    columns = []
+    for p in range(m - k):
+        for q in range(k):
+            G = np.zeros((m, k))
+            G[:, q] = perp[:, p]
+            columns.append(G)
+    for p, q in zip(*np.triu_indices(k)):
+        S = np.zeros((k, k))
+        S[p, q] = S[q, p] = 1.0
+        columns.append(phi @ S)
+    return np.column_stack([(G[a] * phi[b]).sum(1) + (G[b] * phi[a]).sum(1) for G in columns])
+
+
+@pytest.fixture(scope="module")
+def ring():
+    """12 items on a ring with two chords: most items meet only two or three others."""
+    m = 12
+    pairs = [(i, (i + 1) % m) for i in range(m)] + [(0, 6), (3, 9)]
+    return m, sparse_davidson(m, pairs, np.random.default_rng(3))
+
+
+def test_pinned_coordinates_leave_the_compared_thresholds_reachable(ring):
+    m, data = ring
+    k = 5
+    fw = br.Davidson(k_tie=k)
+    prepared = fw.prepare(data)
+    kept = fw._kept_tie_coordinates(prepared)
+    M = reference_map(m, k, prepared.a, prepared.b)
+    assert M.shape[1] == n_tie_coordinates(m, k)
+    rank = np.linalg.matrix_rank(M)
+    assert rank < M.shape[1]  # this graph leaves flat directions
+    assert kept is not None and len(kept) == rank
+    assert np.linalg.matrix_rank(M[:, kept]) == rank  # the kept ones reach every compared threshold vector
+
+
+def test_full_rank_graphs_keep_every_coordinate(arena):
+    fw = br.Davidson(k_tie=1)
+    assert fw._kept_tie_coordinates(fw.prepare(arena)) is None
+
+
+def test_identification_is_cached_by_the_data_key():
+    a, b = np.array([0, 1, 2]), np.array([1, 2, 0])
+    calls = []
+
+    def threshold(g_a, g_b):
+        calls.append(1)
+        return g_a.sum(1) - g_b.sum(1)
+
+    first = identified_tie_coordinates(3, 1, a, b, np.ones(3), threshold, key="cached-test")
+    n_calls = len(calls)
+    assert identified_tie_coordinates(3, 1, a, b, np.ones(3), threshold, key="cached-test") is first
+    assert len(calls) == n_calls
+
+
+def test_sparse_graph_fit_converges_with_intervals(ring):
+    m, data = ring
+    fit = br.fit(br.Davidson(k_tie=5), data)
+    assert fit.converged, fit.warnings
+    assert np.all(np.isfinite(fit.leaderboard()["se"]))
+    assert np.all(np.isfinite(fit.tree["estimate"]["tie_factor_se"].values))
+    assert fit.n_params == (m - 1) + len(br.Davidson(k_tie=5)._kept_tie_coordinates(br.Davidson(k_tie=5).prepare(data)))
