@@ -56,6 +56,12 @@ class Comparisons:
         values stay in different cells.
     covariate_names : tuple of str
         Names of the covariate columns.
+    contrasts : ndarray of float or None
+        ``(n_cells, q)`` per-cell *contrasts* (style covariates: a's length minus b's, a
+        difference of markdown counts): they change sign when the cell is re-oriented, and
+        enter the linear predictor of every framework with a coefficient (style control).
+    contrast_names : tuple of str
+        Names of the contrast columns.
     agreement : DataFrame or None
         For judge records with question ids: the share of identical verdicts of each pair of
         judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
@@ -78,6 +84,8 @@ class Comparisons:
     first: np.ndarray | None = None
     covariates: np.ndarray | None = None
     covariate_names: tuple[str, ...] = ()
+    contrasts: np.ndarray | None = None
+    contrast_names: tuple[str, ...] = ()
     agreement: pd.DataFrame | None = None
     dropped: Mapping[str, int] = field(default_factory=dict)
     source: str = ""
@@ -96,6 +104,7 @@ class Comparisons:
         judge: Sequence | None = None,
         first: Sequence | None = None,
         covariates: Mapping[str, Sequence] | None = None,
+        contrasts: Mapping[str, Sequence] | None = None,
         items: Sequence[str] | None = None,
         both_bad_as_ties: bool = False,
         dropped: Mapping[str, int] | None = None,
@@ -118,6 +127,10 @@ class Comparisons:
         covariates : mapping of str to sequence of float, optional
             Context covariates per row (name → values); they do not change sign when a row
             is flipped onto the canonical orientation.
+        contrasts : mapping of str to sequence of float, optional
+            Style covariates per row, as ``item_a``'s value minus ``item_b``'s (name →
+            values); they change sign when a row is flipped onto the canonical orientation.
+            Rows with identical (pair, judge, position, covariates, contrasts) are aggregated.
         items : sequence of str, optional
             Item order to use (default: sorted names).
         both_bad_as_ties : bool
@@ -202,6 +215,11 @@ class Comparisons:
             names = tuple(str(c) for c in covariates)
             for name in names:
                 keys[f"covariate:{name}"] = _finite(covariates[name], name, what, where, ids)
+        contrast_names = ()
+        if contrasts:
+            contrast_names = tuple(str(c) for c in contrasts)
+            for name in contrast_names:
+                keys[f"contrast:{name}"] = np.where(flip, -1.0, 1.0) * _finite(contrasts[name], name, what, where, ids)
         frame = pd.DataFrame({**keys, **cols})
         cells = frame.groupby(list(keys), sort=True, as_index=False).sum()
         used = cells[["wins_a", "wins_b", "ties"]].sum(axis=1) > 0
@@ -220,15 +238,20 @@ class Comparisons:
             remap[present] = np.arange(present.size)
             cells = cells.assign(a=remap[cells["a"]], b=remap[cells["b"]])
             items = tuple(items[k] for k in present)
-        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, names, notes, source)
+        return cls._from_cell_table(cells.reset_index(drop=True), items, judges, names, notes, source,
+                                    contrast_names)
 
     @classmethod
-    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source) -> Comparisons:
+    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
+                         contrast_names=()) -> Comparisons:
         """Build from an aggregated cell DataFrame (columns a, b, counts, optional judge/first
         and ``covariate:<name>``)."""
         covariates = None
         if covariate_names:
             covariates = cells[[f"covariate:{c}" for c in covariate_names]].to_numpy(float)
+        contrasts = None
+        if contrast_names:
+            contrasts = cells[[f"contrast:{c}" for c in contrast_names]].to_numpy(float)
         return cls(
             items=tuple(items),
             a=cells["a"].to_numpy(np.int64),
@@ -242,6 +265,8 @@ class Comparisons:
             first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
             covariates=covariates,
             covariate_names=tuple(covariate_names),
+            contrasts=contrasts,
+            contrast_names=tuple(contrast_names),
             dropped=dropped,
             source=source,
         )
@@ -291,6 +316,7 @@ class Comparisons:
             judge=None if self.judge is None else self.judge[sel],
             first=None if self.first is None else self.first[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
+            contrasts=None if self.contrasts is None else self.contrasts[sel],
         )
 
     def without_ties(self) -> Comparisons:
@@ -356,6 +382,8 @@ class Comparisons:
             frame["first"] = np.where(self.first == FIRST_A, "a", "b")
         for k, name in enumerate(self.covariate_names):
             frame[name] = self.covariates[:, k]
+        for k, name in enumerate(self.contrast_names):
+            frame[name] = self.contrasts[:, k]
         frame["wins_a"] = self.wins_a
         frame["wins_b"] = self.wins_b
         frame["ties"] = self.ties
@@ -379,6 +407,9 @@ class Comparisons:
         if self.covariates is not None:
             ds["covariates"] = (("data_cell", "covariate"), self.covariates)
             ds = ds.assign_coords(covariate=list(self.covariate_names))
+        if self.contrasts is not None:
+            ds["contrasts"] = (("data_cell", "contrast"), self.contrasts)
+            ds = ds.assign_coords(contrast=list(self.contrast_names))
         if self.judges is not None:
             ds = ds.assign_coords(judge_name=list(self.judges))
         if self.agreement is not None:
@@ -407,6 +438,8 @@ class Comparisons:
             first=ds["first"].values.astype(np.int64) if "first" in ds else None,
             covariates=ds["covariates"].values.astype(float) if "covariates" in ds else None,
             covariate_names=tuple(str(x) for x in ds["covariate"].values) if "covariate" in ds.coords else (),
+            contrasts=ds["contrasts"].values.astype(float) if "contrasts" in ds else None,
+            contrast_names=tuple(str(x) for x in ds["contrast"].values) if "contrast" in ds.coords else (),
             agreement=agreement,
             dropped=json.loads(ds.attrs.get("dropped", "{}")),
             source=ds.attrs.get("source", ""),
@@ -449,6 +482,8 @@ class Comparisons:
             out["n_judges"] = self.n_judges
         if self.covariate_names:
             out["covariates"] = list(self.covariate_names)
+        if self.contrast_names:
+            out["contrasts"] = list(self.contrast_names)
         if self.dropped:
             out["dropped"] = dict(self.dropped)
         return out

@@ -46,7 +46,8 @@ def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Com
 
 # ---------------------------------------------------------------------- files
 def read(
-    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = ()
+    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None,
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -62,6 +63,10 @@ def read(
         Count "both bad" ties as ties.
     covariates : sequence of str
         Numeric columns of the records to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        Category column grouping battle or count records (see :func:`from_frame`).
 
     Raises
     ------
@@ -86,7 +91,8 @@ def read(
             df = _records_frame(content, path)
     else:
         df = {"csv": _read_csv, "parquet": _read_parquet, "jsonl": _read_jsonl}[fmt](path)
-    return from_frame(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=str(path))
+    return from_frame(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
+                      source=str(path))
 
 
 def _format(path: Path, format: str | None) -> str:

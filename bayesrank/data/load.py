@@ -35,7 +35,8 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
 
 
 def load(
-    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = ()
+    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None,
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -53,6 +54,12 @@ def load(
         Count "both bad" ties as ties (ignored for a :class:`Comparisons`).
     covariates : sequence of str
         Numeric record columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric record columns of ``model_a``'s value minus ``model_b``'s: style covariates
+        that every framework adjusts for (style control).
+    by : str, optional
+        A category column (language, task type) grouping battle or count records, for the
+        per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
 
     Raises
     ------
@@ -62,7 +69,7 @@ def load(
     if isinstance(data, Comparisons):
         return data
     if isinstance(data, pd.DataFrame):
-        return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates)
+        return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by)
     if isinstance(data, Mapping):
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
@@ -70,7 +77,8 @@ def load(
             return load_dataset(data, both_bad_as_ties=both_bad_as_ties)
         path = Path(data).expanduser()
         if path.exists():
-            return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates)
+            return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                        by=by)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."

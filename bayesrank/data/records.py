@@ -9,7 +9,11 @@ Three record shapes are understood, told apart by their columns (see :func:`from
   ``ties, ties_bothbad, judge, first``.
 
 Any of them can carry numeric *context covariates* (``covariates=[column, ...]``): values
-that describe the comparison, not one side of it (a question's length, say). Files are
+that describe the comparison, not one side of it (a question's length, say); and numeric
+*contrasts* (``contrasts=[column, ...]``, style control): ``model_a``'s value minus
+``model_b``'s (a length difference, a difference of markdown counts), which change sign when
+a record is re-oriented. Battle and count records can be grouped by a category column
+(``by=column``: language, task type), which then plays the role of the judge. Files are
 turned into tables by :mod:`bayesrank.data.files`; :func:`bayesrank.data.load` is the single
 entry point of the API and the CLI.
 """
@@ -48,7 +52,8 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 # ---------------------------------------------------------------------- records
 def from_battles(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
+    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None, source: str = ""
 ) -> Comparisons:
     """Read Chatbot Arena battle records.
 
@@ -62,13 +67,17 @@ def from_battles(
         Count "tie (bothbad)" as ties (default ``False``, the leaderbot paper's convention).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        A category column (language, task type) that groups the records like a judge.
     source : str
         Provenance for messages.
 
     Returns
     -------
     Comparisons
-        Cells per (pair, position[, covariate values]).
+        Cells per (pair, position[, category][, covariate and contrast values]).
 
     Raises
     ------
@@ -83,14 +92,17 @@ def from_battles(
         df["model_b"].to_numpy(object),
         *onehot.T,
         first=np.full(len(df), FIRST_A),
+        judge=_category(df, by, source),
         covariates=_covariates(df, covariates, source),
+        contrasts=_covariates(df, contrasts, source, "contrast"),
         both_bad_as_ties=both_bad_as_ties,
         source=source,
         what="record",
     )
 
 
-def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+                    source: str = "") -> Comparisons:
     """Read LLM-judge records (MT-Bench style).
 
     Parameters
@@ -103,6 +115,8 @@ def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source:
         computed too (``Comparisons.agreement``), whatever the file format.
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     source : str
         Provenance for messages.
 
@@ -136,6 +150,7 @@ def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source:
         judge=used["judge_model"].to_numpy(object),
         first=np.full(int(keep.sum()), FIRST_A),
         covariates=cov,
+        contrasts=_covariates(used, contrasts, source, "contrast"),
         dropped={"unknown verdict": n_unknown} if n_unknown else None,
         source=source,
         what="record",
@@ -149,7 +164,8 @@ def from_judgements(df: pd.DataFrame, *, covariates: Sequence[str] = (), source:
 
 
 def from_counts(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
+    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None, source: str = ""
 ) -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
@@ -163,6 +179,10 @@ def from_counts(
         Count ``ties_bothbad`` as ties.
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        A category column used as the grouping (instead of ``judge``).
     source : str
         Provenance for messages.
     """
@@ -177,9 +197,10 @@ def from_counts(
         df["wins_b"].to_numpy(),
         df["ties"].to_numpy() if "ties" in df.columns else None,
         df["ties_bothbad"].to_numpy() if "ties_bothbad" in df.columns else None,
-        judge=df["judge"].to_numpy(object) if "judge" in df.columns else None,
+        judge=_category(df, by, source) if by else (df["judge"].to_numpy(object) if "judge" in df.columns else None),
         first=first,
         covariates=_covariates(df, covariates, source),
+        contrasts=_covariates(df, contrasts, source, "contrast"),
         both_bad_as_ties=both_bad_as_ties,
         source=source,
         what="row",
@@ -187,7 +208,8 @@ def from_counts(
 
 
 def from_frame(
-    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = ""
+    df: pd.DataFrame, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None, source: str = ""
 ) -> Comparisons:
     """Read a DataFrame of battle records, judge records or aggregated counts.
 
@@ -203,6 +225,10 @@ def from_frame(
         Count "both bad" ties as ties (battles and counts).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
 
@@ -217,9 +243,13 @@ def from_frame(
     df = df.rename(columns=lambda c: str(c).strip())
     shape = _detect_shape(df, source)
     if shape == "judgements":
-        return from_judgements(df, covariates=covariates, source=source)
+        if by:
+            raise DataError(f"by={by!r}: judge records are grouped by their judge already; "
+                            "group battle or count records by a category instead.")
+        return from_judgements(df, covariates=covariates, contrasts=contrasts, source=source)
     reader = from_battles if shape == "battles" else from_counts
-    return reader(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
+    return reader(df, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
+                  source=source)
 
 
 def _detect_shape(df: pd.DataFrame, source: str) -> str:
@@ -250,18 +280,29 @@ def _require(df: pd.DataFrame, shape: str, source: str) -> None:
         )
 
 
-def _covariates(df: pd.DataFrame, columns: Sequence[str], source: str) -> dict | None:
-    """The named covariate columns of a record table (checked to exist)."""
+def _covariates(df: pd.DataFrame, columns: Sequence[str], source: str, kind: str = "covariate") -> dict | None:
+    """The named covariate (or contrast) columns of a record table (checked to exist)."""
     if isinstance(columns, str):
         columns = [columns]
     missing = [c for c in columns if c not in df.columns]
     if missing:
         where = f" in {source}" if source else ""
         raise DataError(
-            f"covariate column(s) {', '.join(repr(c) for c in missing)} not found{where} "
+            f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "
             f"(columns: {', '.join(map(str, df.columns))})."
         )
     return {c: df[c].to_numpy() for c in columns} or None
+
+
+def _category(df: pd.DataFrame, column: str | None, source: str):
+    """The category column grouping the records (``by=``), or None."""
+    if column is None:
+        return None
+    if column not in df.columns:
+        where = f" in {source}" if source else ""
+        raise DataError(f"category column {column!r} (by=) not found{where} "
+                        f"(columns: {', '.join(map(str, df.columns))}).")
+    return df[column].to_numpy(object)
 
 
 def _outcomes(labels: pd.Series, allowed: tuple[str, ...], column: str, source: str) -> np.ndarray:

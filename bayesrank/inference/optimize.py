@@ -55,6 +55,7 @@ def maximise(
     maxiter: int = 20000,
     information_diagonal: Callable[[np.ndarray], np.ndarray] | None = None,
     canonical: Callable[[np.ndarray], np.ndarray] | None = None,
+    start_hessian: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring).
 
@@ -75,6 +76,11 @@ def maximise(
     canonical : callable, optional
         θ ↦ an equivalent θ (same log-likelihood) in well-conditioned coordinates, applied
         before each Newton phase (:meth:`bayesrank.model.framework.Framework.canonical`).
+    start_hessian : callable, optional
+        For a start next to the maximum (a refit of resampled data from the original MLE):
+        Newton's method from ``x0`` with this approximate Hessian first (e.g. the original
+        fit's, fixed: each step then costs one gradient), to the same tolerance; the usual
+        phases follow only when it does not converge.
 
     Returns
     -------
@@ -83,6 +89,11 @@ def maximise(
         ``iterations`` (L-BFGS-B), ``newton_iterations``, ``function_evaluations``.
     """
     x0 = np.asarray(x0, dtype=float)
+    newton = 0
+    if start_hessian is not None:
+        theta, newton, done, _ = _newton(logp_dlogp, start_hessian, x0, n, max_iter=60)
+        if done:
+            return theta, {"iterations": 0, "newton_iterations": newton, "function_evaluations": 0}
     diag = information_diagonal(x0) if information_diagonal is not None else -np.diag(hessian(x0))
     scale = diagonal_scaling(diag, n)
     evaluations = [0]
@@ -124,7 +135,8 @@ def maximise(
 
     settle = canonical if canonical is not None else (lambda th: th)
     theta, iterations = lbfgs(x0, maxiter, stop_below=NEWTON_START)
-    theta, newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
+    theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n)
+    newton += more_newton
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
