@@ -152,7 +152,9 @@ class Fit:
 
     def parameters(self, level: float = 0.95) -> pd.DataFrame:
         """Estimates and intervals of the reported variables other than the scores."""
-        return estimates.parameters(self.tree, [n for n in self.framework.reported() if n != "score"], level)
+        present = self.tree["estimate"]
+        return estimates.parameters(self.tree, [n for n in self.framework.reported() if n != "score" and n in present],
+                                    level)
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
