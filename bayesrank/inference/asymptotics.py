@@ -99,3 +99,13 @@ def replicates(structure: Structure, thetas: np.ndarray, cross: tuple[str, ...] 
     cov = {name: np.atleast_2d(np.cov(out[name].reshape(len(thetas), -1), rowvar=False)) for name in cross
            if name in out}
     return se, cov, out
+
+
+def jacobian(structure: Structure, theta: np.ndarray, name: str, step: float = 1e-5) -> np.ndarray:
+    """∂(variable)/∂θ by central differences of the model's own map, ``(size, n_free)``
+    (exact up to rounding for the variables linear in θ, such as the scores)."""
+    theta = np.asarray(theta, dtype=float)
+    E = np.eye(theta.size) * step
+    rows = structure.value_rows(np.vstack([theta + E, theta - E]))
+    sl, _ = structure.layout()[name]
+    return ((rows[:theta.size, sl] - rows[theta.size:, sl]) / (2 * step)).T
