@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bayesrank.errors import ModelSpecError
+from bayesrank.model.categories import ByCategory
 from bayesrank.model.framework import Framework
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, SignedJudgeAware
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
@@ -10,7 +11,7 @@ from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 #: framework name (CLI ``--model``) → class
 FRAMEWORKS: dict[str, type[Framework]] = {
     cls.name: cls
-    for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate)
+    for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate, ByCategory)
 }
 
 
