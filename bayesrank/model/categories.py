@@ -32,7 +32,6 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.model.framework import (
     AS_OBSERVED,
-    STYLE,
     TIES_AS_HALVES,
     TIES_DROPPED,
     Framework,
@@ -143,7 +142,7 @@ class ByCategory(Framework):
         names = ["score", "spread", "category_score"]
         if self.ties == "davidson":
             names.append("eta_raw")
-        return (*names, STYLE)
+        return tuple(names)
 
     def initial_values(self, data):
         return {"spread": np.array(1.0)}

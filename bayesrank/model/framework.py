@@ -151,7 +151,8 @@ class Framework:
         raise NotImplementedError
 
     def reported(self) -> tuple[str, ...]:
-        """Names of the model variables reported with intervals (``score`` first)."""
+        """Names of the model variables reported with intervals (``score`` first); the style
+        coefficients (:data:`STYLE`) come on top when the data carry contrasts."""
         return ("score",)
 
     def outcome_map(self) -> np.ndarray:

@@ -62,7 +62,6 @@ from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.model.framework import (
     AS_OBSERVED,
     SCORE_PAIR,
-    STYLE,
     TIES_AS_HALVES,
     TIES_DROPPED,
     Framework,
@@ -273,7 +272,7 @@ class JudgeAware(Framework):
             names.append("delta")
         if self.ties == "davidson":
             names.append("eta")
-        return (*names, STYLE)
+        return tuple(names)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.model.framework import (
     SCORE_PAIR,
-    STYLE,
     TIES_AS_HALVES,
     TIES_DROPPED,
     Framework,
@@ -177,7 +176,7 @@ class BradleyTerry(Framework):
         return _cov_coords(self.k_cov, super().coords(data))
 
     def reported(self):
-        return ("score", *_cov_reported(self.k_cov), STYLE)
+        return ("score", *_cov_reported(self.k_cov))
 
     def prepare(self, data: Comparisons) -> Comparisons:
         _check_k_cov(self.k_cov, data)
@@ -281,7 +280,7 @@ class _TieFramework(Framework):
             names.append("eta_raw")
         if self.k_tie:
             names.append("tie_factor")
-        return (*names, *_cov_reported(self.k_cov), STYLE)
+        return (*names, *_cov_reported(self.k_cov))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from bayesrank.data.load import load
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
-from bayesrank.model.framework import Framework
+from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, io, leaderboard, likelihood, predict, summary
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
@@ -177,8 +177,8 @@ class Fit:
     def parameters(self, level: float = 0.95) -> pd.DataFrame:
         """Estimates and intervals of the reported variables other than the scores."""
         present = self.tree["estimate"]
-        return estimates.parameters(self.tree, [n for n in self.framework.reported() if n != "score" and n in present],
-                                    level)
+        names = [n for n in (*self.framework.reported(), STYLE) if n != "score" and n in present]
+        return estimates.parameters(self.tree, names, level)
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
