@@ -41,7 +41,7 @@ def test_intervals_elo_and_rank_sets_in_json(capsys, battle_file):
 
 
 def test_contrasts_give_the_style_report(capsys, battle_file):
-    code, out, _ = run(capsys, "fit", str(battle_file), "--model", "bt", "--contrasts", "z0", "--format", "json")
+    code, out, _ = run(capsys, "fit", str(battle_file), "--model", "davidson", "--contrasts", "z0", "--format", "json")
     got = json.loads(out)
     assert code == 0 and got["style"]["effects"][0]["contrast"] == "z0"
     assert got["style"]["effects"][0]["lower"] <= 0.5 <= got["style"]["effects"][0]["upper"]

@@ -15,8 +15,8 @@ SCORES = np.linspace(-1, 1, 8) - np.linspace(-1, 1, 8).mean()
 
 def test_contrasts_flip_sign_and_aggregate():
     frame = pd.DataFrame({"model_a": ["y", "x", "x", "x"], "model_b": ["x", "y", "y", "y"],
-                          "winner": ["model_a", "model_b", "tie", "model_a"], "len": [2.0, -2.0, 1.0, -2.0],
-                          "q": [5.0, 5.0, 5.0, 5.0]})
+                          "wins_a": [1, 0, 0, 1], "wins_b": [0, 1, 0, 0], "ties": [0, 0, 1, 0],
+                          "len": [2.0, -2.0, 1.0, -2.0], "q": [5.0, 5.0, 5.0, 5.0]})
     data = br.load(frame, contrasts=["len"], covariates=["q"])
     cells = data.to_frame()
     # (y, x, +2) is (x, y, −2): it joins the two (x, y, −2) records; the covariate keeps its sign
