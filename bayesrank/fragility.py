@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from bayesrank.data.comparisons import OUTCOMES
+from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.data.weights import inverse_pair_count
 from bayesrank.errors import BayesrankError
 from bayesrank.inference.asymptotics import jacobian
@@ -57,7 +57,8 @@ class Fragility:
     top_before, top_after : list of str
         The top k of the fit and of the refit without the removed comparisons.
     removed : DataFrame
-        ``model_a, model_b, outcome, votes`` of the removed comparisons.
+        The removed comparisons: their cell (``model_a, model_b`` and any judge, position,
+        covariate and contrast columns of :meth:`Comparisons.to_frame`), ``outcome`` and ``votes``.
     n_comparisons : float
         Comparisons of the fit.
     rounds : int
@@ -95,6 +96,27 @@ class Fragility:
                 "top_after": self.top_after, "n_comparisons": self.n_comparisons, "rounds": self.rounds,
                 "confirmed": self.confirmed, "sentence": self.sentence(),
                 "removed": self.removed.to_dict("records")}
+
+
+def without_votes(data: Comparisons, removed: pd.DataFrame) -> Comparisons:
+    """The comparisons with the votes of a :class:`Fragility` (its ``removed``) taken out: the same
+    cells, fewer counts (a refit of these data checks the figure).
+
+    Raises
+    ------
+    BayesrankError
+        When a removed vote is not in the data.
+    """
+    frame = data.to_frame().reset_index(drop=True)
+    keys = [c for c in removed.columns if c not in ("outcome", "votes")]
+    counts = {o: np.array(getattr(data, c), dtype=float) for o, c in zip(OUTCOMES, ("wins_a", "wins_b", "ties"))}
+    lookup = {tuple(row): i for i, row in enumerate(frame[keys].itertuples(index=False, name=None))}
+    for row in removed.itertuples(index=False):
+        cell = lookup.get(tuple(getattr(row, k) for k in keys))
+        if cell is None or counts[row.outcome][cell] < row.votes:
+            raise BayesrankError(f"the data have no {row.votes:g} '{row.outcome}' votes in the cell {row[:len(keys)]}.")
+        counts[row.outcome][cell] -= row.votes
+    return replace(data, wins_a=counts["win_a"], wins_b=counts["win_b"], ties=counts["tie"])
 
 
 def fragility(fit: Fit, k: int = 1, candidates: int = CANDIDATES, max_rounds: int = MAX_ROUNDS) -> Fragility:
@@ -200,10 +222,9 @@ def _greedy(effect: np.ndarray, available: np.ndarray, margin: float) -> np.ndar
 
 def _result(k, n_votes, estimated, holder, challenger, top_before, top_after, removed, prepared, n, rounds, names):
     cells, kinds = np.nonzero(removed)
-    table = pd.DataFrame({
-        "model_a": [names[a] for a in prepared.a[cells]], "model_b": [names[b] for b in prepared.b[cells]],
-        "outcome": [OUTCOMES[q] for q in kinds], "votes": removed[cells, kinds],
-    }).sort_values("votes", ascending=False, kind="stable").reset_index(drop=True)
+    keys = prepared.to_frame().drop(columns=["wins_a", "wins_b", "ties", "ties_bothbad"]).iloc[cells]
+    table = keys.reset_index(drop=True).assign(outcome=[OUTCOMES[q] for q in kinds], votes=removed[cells, kinds])
+    table = table.sort_values("votes", ascending=False, kind="stable").reset_index(drop=True)
     out_, in_ = set(top_before) - set(top_after), set(top_after) - set(top_before)
     if out_ and in_:  # the pair that actually swapped in the refit
         holder, challenger = names[min(out_)], names[min(in_)]

@@ -196,7 +196,7 @@ def task_rank_coverage(args):
 
 def task_fragility(args):
     import bayesrank as br
-    from bayesrank.fragility import fragility
+    from bayesrank.fragility import fragility, without_votes
 
     data = br.load("arena-2024")
     fit = br.fit(br.BradleyTerry(), data)
@@ -213,18 +213,6 @@ def task_fragility(args):
                           "confirmed_by_independent_refit": sorted(top) != sorted(result.top_before),
                           "sentence": result.sentence()}
     emit(out)
-
-
-def without_votes(data, removed):
-    """The comparisons with the named votes taken out (a new Comparisons, built from scratch)."""
-    import bayesrank as br
-
-    frame = data.to_frame()
-    column = {"win_a": "wins_a", "win_b": "wins_b", "tie": "ties"}
-    index = {(a, b): i for i, (a, b) in enumerate(zip(frame["model_a"], frame["model_b"]))}
-    for row in removed.itertuples():
-        frame.loc[index[(row.model_a, row.model_b)], column[row.outcome]] -= row.votes
-    return br.load(frame[["model_a", "model_b", "wins_a", "wins_b", "ties", "ties_bothbad"]])
 
 
 def task_hierarchical(args):

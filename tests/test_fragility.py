@@ -4,18 +4,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.fragility import fragility
-
-
-def without_votes(data, removed):
-    """The comparisons with the named votes taken out, built from scratch through the public API."""
-    frame = data.to_frame()
-    column = {"win_a": "wins_a", "win_b": "wins_b", "tie": "ties"}
-    index = {(a, b): i for i, (a, b) in enumerate(zip(frame["model_a"], frame["model_b"]))}
-    for row in removed.itertuples():
-        frame.loc[index[(row.model_a, row.model_b)], column[row.outcome]] -= row.votes
-    assert (frame[["wins_a", "wins_b", "ties"]] >= 0).all().all()
-    return br.load(frame[["model_a", "model_b", "wins_a", "wins_b", "ties", "ties_bothbad"]])
+from bayesrank.fragility import fragility, without_votes
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +18,12 @@ def test_fragility_confirmed_by_refit(arena, bt_arena, k):
     assert result.confirmed and 0 < result.n_votes < 5000
     assert int(result.removed["votes"].sum()) == result.n_votes
     assert result.top_before == sorted(bt_arena.leaderboard()["name"][:k])
-    refit = br.fit(br.BradleyTerry(), without_votes(arena, result.removed))
+    reduced = without_votes(arena, result.removed)
+    assert arena.n_comparisons - reduced.n_comparisons == result.n_votes
+    changed = np.flatnonzero(np.any(arena.counts() != reduced.counts(), axis=1))
+    pairs = {(arena.items[arena.a[c]], arena.items[arena.b[c]]) for c in changed}
+    assert pairs == set(zip(result.removed["model_a"], result.removed["model_b"]))
+    refit = br.fit(br.BradleyTerry(), reduced)
     top = sorted(refit.leaderboard()["name"][:k])
     assert top != result.top_before and result.challenger in top and result.holder not in top
     assert f"{result.n_votes:,} of 1,374,996 votes" in result.sentence()
