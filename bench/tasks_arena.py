@@ -260,18 +260,25 @@ def rmse(got, want) -> float:
 
 # ====================================================================== runner
 def run_all(args) -> None:
-    results = {}
+    """Run the tasks (``--tasks``, default all) in fresh processes; the results of earlier runs of
+    other tasks are kept, and the files are rewritten after every task."""
+    path = RESULTS / "arena.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    for task in TASKS:
-        print(f"  {task} ...", flush=True)
-        proc = subprocess.run([sys.executable, __file__, task], capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=3600)
-        line = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]
-        results[task] = json.loads(line[-1][len("BENCH_JSON "):]) if line else {"error": proc.stderr[-2000:]}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "arena.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
-    (RESULTS / "arena.md").write_text(table(results))
+    for task in args.tasks or TASKS:
+        print(f"  {task} ...", flush=True)
+        extra = ["--arena-boot", str(args.arena_boot), "--n-boot", str(args.n_boot)] if task == "bootstrap" else []
+        try:
+            proc = subprocess.run([sys.executable, __file__, task, *extra], capture_output=True, text=True, env=env,
+                                  cwd=ROOT, timeout=args.timeout)
+            line = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]
+            results[task] = json.loads(line[-1][len("BENCH_JSON "):]) if line else {"error": proc.stderr[-2000:]}
+        except subprocess.TimeoutExpired:
+            results[task] = {"error": f"timed out after {args.timeout} s"}
+        path.write_text(json.dumps(results, indent=1, default=float) + "\n")
+        (RESULTS / "arena.md").write_text(table(results))
     print(table(results))
 
 
@@ -341,6 +348,8 @@ def main() -> None:
     p.add_argument("--replicates", type=int, default=None)
     p.add_argument("--draws", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tasks", nargs="*", choices=TASKS, default=None, help="with 'all': the tasks to run")
+    p.add_argument("--timeout", type=float, default=3600, help="with 'all': seconds per task")
     args = p.parse_args()
     if args.task == "all":
         return run_all(args)

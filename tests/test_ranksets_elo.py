@@ -104,3 +104,18 @@ def test_simultaneous_rank_sets_cover_in_a_simulation():
         r = np.array([ranks[n] for n in sets.index])
         hits.append(bool(np.all((sets["rank_set_lower"] <= r) & (r <= sets["rank_set_upper"]))))
     assert np.mean(hits) >= 0.95
+
+
+def test_credible_rank_sets_from_nuts():
+    data = bt_data(np.array([-1.0, 0.0, 0.05, 1.0]), 300, 3)
+    post = br.fit(br.BradleyTerry(ties="drop"), data, method="nuts", draws=400, tune=400, chains=2, random_seed=1)
+    sets = post.rank_sets().set_index("name")
+    c, sigma = critical_value(post.tree)
+    x = post.tree["posterior"]["score"].values.reshape(-1, 4)
+    i, j = np.triu_indices(4, k=1)
+    dev = (x - x.mean(axis=0))[:, i] - (x - x.mean(axis=0))[:, j]
+    np.testing.assert_allclose(sigma, (x[:, i] - x[:, j]).std(axis=0, ddof=1))
+    assert np.mean(np.max(np.abs(dev) / sigma, axis=1) <= c) == pytest.approx(0.95, abs=0.005)
+    assert sets.loc["m03", "rank_set_lower"] == 1 and sets.loc["m00", "rank_set_upper"] == 4
+    mle = br.fit(br.BradleyTerry(ties="drop"), data).rank_sets().set_index("name")
+    assert (sets["rank_set_lower"] == mle.loc[sets.index, "rank_set_lower"]).mean() >= 0.5
