@@ -25,6 +25,7 @@ _PUBLIC = {
     "BradleyTerry": "bayesrank.model.paired",
     "RaoKupper": "bayesrank.model.paired",
     "Davidson": "bayesrank.model.paired",
+    "ByCategory": "bayesrank.model.categories",
     "Priors": "bayesrank.model.framework",
     "JudgeAware": "bayesrank.model.judge_aware",
     "BTL": "bayesrank.model.judge_aware",

@@ -109,7 +109,13 @@ def _add_data_args(p) -> None:
     p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
     p.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
     p.add_argument("--covariates", default=None,
-                   help="comma-separated numeric record columns kept as per-comparison covariates")
+                   help="comma-separated numeric record columns kept as per-comparison context covariates")
+    p.add_argument("--contrasts", default=None,
+                   help="comma-separated numeric record columns of model_a's value minus model_b's (length "
+                        "difference, markdown counts): style control, adjusted for in every model")
+    p.add_argument("--by", default=None, metavar="COLUMN",
+                   help="category column (language, task type) grouping the records: per-category "
+                        "leaderboards with --model by-category --method nuts")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +130,19 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--information", default=None, choices=("observed", "expected"),
                      help="MAP intervals from the observed or expected information (default: the model's)")
     fit.add_argument("--n-draws", type=int, default=1000, help="MAP: draws from the asymptotic normal (rank intervals)")
+    fit.add_argument("--intervals", default=None, choices=("wald", "sandwich", "bootstrap"),
+                     help="MAP intervals: wald (inverse information), sandwich (robust; default for ties as "
+                          "halves and reweighted pairs) or bootstrap (of the comparisons)")
+    fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
+    fit.add_argument("--reweight", action="store_true",
+                     help="weight every pair by the inverse of its number of comparisons (Chatbot Arena's option)")
+    fit.add_argument("--elo", action="store_true", help="show Elo ratings (1000 + 400 score / ln 10) in the table")
+    fit.add_argument("--elo-offset", type=float, default=1000.0, help="Elo rating of the average model (or the anchor)")
+    fit.add_argument("--elo-anchor", default=None, metavar="MODEL", help="model whose Elo rating is the offset")
+    fit.add_argument("--rank-sets", action="store_true",
+                     help="simultaneous rank sets (all ranks covered at once at --level) and the top-k sets")
+    fit.add_argument("--fragility", type=int, default=None, metavar="K",
+                     help="MAP: the fewest votes whose removal changes the top K (confirmed by a refit)")
     fit.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
     fit.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
     fit.add_argument("--chains", type=int, default=4, help="NUTS: chains")
@@ -371,25 +390,36 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def _columns(text) -> tuple[str, ...]:
+    """Comma-separated column names (``--covariates a,b``) as a tuple; empty for no text."""
+    return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
+
+
 def _load(args):
     from bayesrank.data.load import load
 
-    covariates = [c.strip() for c in args.covariates.split(",") if c.strip()] if args.covariates else ()
-    return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties, covariates=covariates)
+    return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
+                covariates=_columns(args.covariates), contrasts=_columns(args.contrasts), by=args.by)
 
 
-def _fit(args, framework, data):
-    from bayesrank.results.fit import fit
-
+def _fit_kwargs(args) -> dict:
     if args.method == "map":
-        return fit(framework, data, method="map", information=args.information, n_draws=args.n_draws,
-                   random_seed=0 if args.seed is None else args.seed)
-    return fit(framework, data, method="nuts", draws=args.draws, tune=args.tune, chains=args.chains,
-               random_seed=args.seed, sampler=args.sampler, target_accept=args.target_accept,
-               progressbar=args.progress)
+        return dict(method="map", information=args.information, n_draws=args.n_draws,
+                    random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
+                    n_boot=args.n_boot, reweight=args.reweight)
+    for flag, value in (("--intervals", args.intervals), ("--reweight", args.reweight or None)):
+        if value is not None:
+            raise BayesrankError(f"{flag} applies to --method map (NUTS intervals are posterior quantiles).")
+    return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress)
 
 
 def cmd_fit(args) -> int:
+    from bayesrank.fragility import fragility
+    from bayesrank.results.elo import Elo
+    from bayesrank.results.fit import fit
+    from bayesrank.style import style_control
+
     if args.top < 0:
         raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     if not 0 < args.level < 1:
@@ -401,20 +431,38 @@ def cmd_fit(args) -> int:
     selection = None
     if _auto_options(args):
         framework, selection = _select(args, framework, data)
-    result = _fit(args, framework, data)
+    kwargs = _fit_kwargs(args)
+    styled = style_control(framework, data, level=args.level, **kwargs) if data.contrast_names else None
+    result = styled.adjusted if styled is not None else fit(framework, data, **kwargs)
+    view = Elo(offset=args.elo_offset, anchor=args.elo_anchor)
+    extra = {}
+    if styled is not None:
+        extra["style"] = styled.to_json(args.level)["style"]
+    if args.rank_sets:
+        sets = result.rank_sets(args.level)
+        extra["rank_sets"] = {"level": args.level, "critical_value": sets.attrs["critical_value"],
+                              "items": sets.to_dict("records"),
+                              "top_sets": {str(k): [str(n) for n in sets.loc[sets["rank_set_lower"] <= k, "name"]]
+                                           for k in (1, 3, 5, 10) if k < len(sets)}}
+    if args.fragility is not None:
+        extra["fragility"] = fragility(result, k=args.fragility).to_dict()
+    if result.framework.name == "by-category":
+        extra["categories"] = result.categories(args.level).to_dict("records")
+    if selection is not None:
+        extra["rank_selection"] = selection.to_json()
     if args.out is not None:
-        write_outputs(result, args.out, args.level, args.force)
+        write_outputs(result, args.out, args.level, args.force, view)
     if args.format == "json":
-        out = result.to_json(args.level)
-        if selection is not None:
-            out["rank_selection"] = selection.to_json()
-        print(json.dumps(out))
+        from bayesrank.inference.tree import plain
+
+        print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
     elif args.format == "csv":
-        sys.stdout.write(csv_text(result.leaderboard(args.level)))
+        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo else False)))
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
-        print(render_table(result, args.top, args.level))
+        print(render_table(result, args.top, args.level, view if args.elo else None, extra,
+                           styled.leaderboard if styled is not None else None))
     return 0
 
 
@@ -516,14 +564,14 @@ def check_out(out: Path, force: bool) -> None:
         raise OutputError(f"cannot write to {out}: {probe} is not writable; choose a writable directory.")
 
 
-def write_outputs(result, out: Path, level: float = 0.95, force: bool = False) -> list[Path]:
+def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, elo=None) -> list[Path]:
     """Write :data:`OUTPUTS` into the directory ``out`` as one atomic step: the whole fit
     (NetCDF), its JSON summary and its leaderboard (CSV, formula-like cells escaped).
 
     Returns the files replaced (only with ``force``); says so on stderr."""
     from bayesrank.results.io import write_files, write_netcdf
 
-    summary = json.dumps(result.to_json(level), indent=1) + "\n"
+    summary = json.dumps(result.to_json(level, elo), indent=1) + "\n"
     board = csv_text(result.leaderboard(level), float_format="%.6g")
     writers = {
         out / "fit.nc": lambda p: write_netcdf(result.tree, p),
@@ -552,14 +600,26 @@ def csv_text(frame, **kwargs) -> str:
     return buffer.getvalue()
 
 
-def render_table(result, top: int = 20, level: float = 0.95) -> str:
-    """Human-readable leaderboard with the fit's headline numbers and warnings."""
-    board = result.leaderboard(level)
+#: How each interval method is named in the table's header.
+INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": "bootstrap percentile",
+                  "posterior": "posterior"}
+
+
+def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
+    """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
+    Elo ratings, rank sets, fragility, style effects and per-category boards)."""
+    extra = extra or {}
+    board = result.leaderboard(level, elo if elo is not None else False)
+    if styled is not None:
+        board = board.join(styled.set_index("name")[["rank_unadjusted", "rank_change"]], on="name")
+    if "rank_sets" in extra:
+        sets = {row["name"]: row for row in extra["rank_sets"]["items"]}
+        board["rank_set"] = [f"{sets[n]['rank_set_lower']}-{sets[n]['rank_set_upper']}" for n in board["name"]]
     if top:
         board = board.head(top)
     ce = result.cross_entropies()
     pct = f"{100 * level:g}%"
-    kind = f"Wald {pct} interval" if result.method == "map" else f"{pct} posterior interval"
+    kind = f"{INTERVAL_NAMES[result.interval_method]} {pct} interval"
     thurstonian = getattr(result.framework, "k_cov", None) is not None
     hja = result.framework.name == "hja"
     lines = [
@@ -570,10 +630,16 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
         ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else
          "score = consensus μ (the judges' average scores, logit scale)" if hja else "score = logit scale")
         + f", se and {kind}; rank interval from the "
-        + ("asymptotic normal" if result.method == "map" else "posterior"),
+        + {"bootstrap": "bootstrap replicates", "posterior": "posterior"}.get(result.interval_method,
+                                                                             "asymptotic normal"),
         "",
     ]
-    cols = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
+    if elo is not None:
+        anchor = f", {elo.anchor} = {elo.offset:g}" if elo.anchor else f", average model = {elo.offset:g}"
+        lines.insert(-1, f"Elo = {elo.scale:.1f} x score{anchor}; {result.framework.scale_note}")
+    cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
+            "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
+            *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
             "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if hja:
@@ -582,6 +648,28 @@ def render_table(result, top: int = 20, level: float = 0.95) -> str:
         lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
                   f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
                   judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
+    if "rank_sets" in extra:
+        rs = extra["rank_sets"]
+        lines.append(f"\nrank_set: simultaneous {pct} rank sets (every rank covered at once; critical value "
+                     f"{rs['critical_value']:.2f} se)")
+        lines += [f"top-{k} set at {pct}: {', '.join(names)}" for k, names in rs["top_sets"].items()]
+    if "fragility" in extra:
+        lines.append("\n" + extra["fragility"]["sentence"])
+    if "style" in extra:
+        lines.append("\nstyle effects (logit per unit of each contrast; rank_change > 0: up once style is "
+                     "accounted for):")
+        for e in extra["style"]["effects"]:
+            who = f" [{e['judge']}]" if "judge" in e else ""
+            lines.append(f"  {e['contrast']}{who}: {e['estimate']:.4f} (se {e['se']:.4f}, "
+                         f"{pct} {e['lower']:.4f} to {e['upper']:.4f})")
+    if "categories" in extra:
+        import pandas as pd
+
+        cats = pd.DataFrame(extra["categories"])
+        for category, group in cats.groupby("category", sort=False):
+            lines.append(f"\ncategory {category} (partially pooled):")
+            shown = group.head(top) if top else group
+            lines.append(shown.drop(columns="category").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
@@ -642,10 +730,6 @@ def cmd_demo(args) -> int:
     report.save(args.out / "report.html", overwrite=args.force)
     print(f"fits, summaries and report.html written to {args.out}/")
     return 0
-
-
-def _columns(text: str) -> list[str]:
-    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def cmd_gars(args) -> int:

@@ -466,7 +466,7 @@ class Cells:
     Attributes
     ----------
     frame : DataFrame
-        ``model_a, model_b[, judge][, first][, covariate:<name> …], wins_a, wins_b, ties,
+        ``model_a, model_b[, judge][, first][, covariate:<name> …][, contrast:<name> …], wins_a, wins_b, ties,
         ties_bothbad``: one row per cell with at least one used record (pairs × judges ×
         positions, never records).
     records : int
@@ -500,6 +500,8 @@ def aggregate(
     *,
     both_bad_as_ties: bool = False,
     covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (),
+    by: str | None = None,
     what: str = "record",
 ) -> Cells:
     """Validate the records of ``table`` and aggregate them into cells in one DuckDB pass.
@@ -516,6 +518,12 @@ def aggregate(
         Count "both bad" ties as ties.
     covariates : sequence of str
         Numeric columns kept as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control): kept per
+        cell like covariates, with the sign changed where a record is re-oriented.
+    by : str, optional
+        A category column (language, task type) grouping battle or count records; it takes
+        the place of the judge (``judge`` of counts). Judge records are grouped by judge.
     what : str
         What a record is called in messages ("record", "row", "pair").
 
@@ -529,10 +537,18 @@ def aggregate(
     shape = shape or detect_shape(columns, source)
     require(columns, shape, source)
     covariates = [covariates] if isinstance(covariates, str) else list(covariates)
-    missing = [c for c in covariates if c not in table.columns]
-    if missing:
-        raise DataError(f"covariate column(s) {', '.join(repr(c) for c in missing)} not found{where} "
-                        f"(columns: {', '.join(columns)}).")
+    contrasts = [contrasts] if isinstance(contrasts, str) else list(contrasts)
+    for kind, names in (("covariate", covariates), ("contrast", contrasts)):
+        missing = [c for c in names if c not in table.columns]
+        if missing:
+            raise DataError(f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "
+                            f"(columns: {', '.join(columns)}).")
+    if by is not None:
+        if shape == "judgements":
+            raise DataError(f"by={by!r}: judge records are grouped by their judge already; "
+                            "group battle or count records by a category instead.")
+        if by not in table.columns:
+            raise DataError(f"category column {by!r} (by=) not found{where} (columns: {', '.join(columns)}).")
 
     checks: list[_Check] = []
     value: dict[str, str] = {}
@@ -541,7 +557,7 @@ def aggregate(
         value[key], raw, rules, untrimmed = _name(table, column)
         checks += [_Check(column, raw, p, m) for p, m in rules]
         spaces.append(f"{untrimmed} <> {value[key]}")
-    judge_column = {"judgements": "judge_model", "counts": "judge"}.get(shape)
+    judge_column = by or {"judgements": "judge_model", "counts": "judge"}.get(shape)
     judge_column = judge_column if judge_column in table.columns else None
     if judge_column:
         value["judge"], raw, rules, _ = _name(table, judge_column)
@@ -578,6 +594,11 @@ def aggregate(
         value[f"covariate:{name}"] = number
         checks += [_Check(name, raw, p, m) for p, m in rules]
         checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "covariate"))
+    for name in contrasts:
+        number, raw, rules = _number(table, name)
+        value[f"contrast:{name}"] = number
+        checks += [_Check(name, raw, p, m) for p, m in rules]
+        checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "contrast"))
 
     guard = f"NOT {skip} AND " if skip else ""
     # Raw logs repeat the same few values: group the raw records first (DuckDB's own GROUP BY
@@ -587,7 +608,7 @@ def aggregate(
         source, weight = table.sql, "1"
     else:
         used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
-                or c == judge_column or c in covariates]
+                or c == judge_column or c in covariates or c in contrasts]
         source = f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r GROUP BY ALL"
         weight = "_n"
     inner = [f"{expr} AS {_q(key)}" for key, expr in value.items()]
@@ -597,7 +618,7 @@ def aggregate(
     inner.append(f"{weight} AS _n")
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
-        + [_q(f"covariate:{k}") for k in covariates]
+        + [_q(f"covariate:{k}") for k in covariates] + [_q(f"contrast:{k}") for k in contrasts]
     outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
              f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
     if judge_column:
@@ -605,6 +626,8 @@ def aggregate(
     if "first" in value:
         outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
     outer += [_q(f"covariate:{k}") for k in covariates]
+    outer += [f"CASE WHEN {flip} THEN -{_q(f'contrast:{k}')} ELSE {_q(f'contrast:{k}')} END AS {_q(f'contrast:{k}')}"
+              for k in contrasts]
     outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
               f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
               ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
@@ -692,8 +715,8 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
     if problem == "first":
         return (f"{head}: column 'first' is {_shown(value)}; use 'a' or 0 (model_a shown first) or 'b' or 1 "
                 "(model_b shown first).")
-    if problem == "covariate":
-        return (f"{head}: covariate '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
+    if problem in ("covariate", "contrast"):
+        return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")
     if problem == "is missing or empty":
         return (f"{head}: column '{column}' is missing or empty ({n} such {what}s); fill in the name or "
@@ -737,13 +760,15 @@ def _agreement(table: Table, value: dict, skip: str | None) -> pd.DataFrame:
 
 
 def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool = False,
-                      covariates: Sequence[str] = (), source: str = "", what: str = "row") -> Cells:
+                      covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "",
+                      what: str = "row") -> Cells:
     """Aggregate per-row arrays (a mapping column → values) by the same rules."""
     frame = pd.DataFrame({k: (v if isinstance(v, (np.ndarray, pd.Series)) else list(v))
                           for k, v in columns.items() if v is not None})
     with connection() as con:
         table = table_from_frame(con, frame, source)
-        return aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, what=what)
+        return aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
+                         contrasts=contrasts, what=what)
 
 
 def names_as_text(values: Sequence, column: str, source: str = "", what: str = "entry") -> list[str]:

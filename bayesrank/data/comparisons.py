@@ -57,6 +57,12 @@ class Comparisons:
         values stay in different cells.
     covariate_names : tuple of str
         Names of the covariate columns.
+    contrasts : ndarray of float or None
+        ``(n_cells, q)`` per-cell *contrasts* (style covariates: a's length minus b's, a
+        difference of markdown counts): they change sign when the cell is re-oriented, and
+        enter the linear predictor of every framework with a coefficient (style control).
+    contrast_names : tuple of str
+        Names of the contrast columns.
     agreement : DataFrame or None
         For judge records with question ids: the share of identical verdicts of each pair of
         judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
@@ -84,6 +90,8 @@ class Comparisons:
     first: np.ndarray | None = None
     covariates: np.ndarray | None = None
     covariate_names: tuple[str, ...] = ()
+    contrasts: np.ndarray | None = None
+    contrast_names: tuple[str, ...] = ()
     agreement: pd.DataFrame | None = None
     dropped: Mapping[str, int] = field(default_factory=dict)
     source: str = ""
@@ -104,6 +112,7 @@ class Comparisons:
         judge: Sequence | None = None,
         first: Sequence | None = None,
         covariates: Mapping[str, Sequence] | None = None,
+        contrasts: Mapping[str, Sequence] | None = None,
         items: Sequence[str] | None = None,
         both_bad_as_ties: bool = False,
         dropped: Mapping[str, int] | None = None,
@@ -128,6 +137,10 @@ class Comparisons:
         covariates : mapping of str to sequence of float, optional
             Context covariates per row (name → values); they do not change sign when a row
             is flipped onto the canonical orientation.
+        contrasts : mapping of str to sequence of float, optional
+            Style covariates per row, as ``item_a``'s value minus ``item_b``'s (name →
+            values); they change sign when a row is flipped onto the canonical orientation.
+            Rows with identical (pair, judge, position, covariates, contrasts) are aggregated.
         items : sequence of str, optional
             Item order to use (default: sorted names).
         both_bad_as_ties : bool
@@ -147,14 +160,19 @@ class Comparisons:
         """
         columns = {"model_a": item_a, "model_b": item_b, "wins_a": wins_a, "wins_b": wins_b, "ties": ties,
                    "ties_bothbad": ties_bothbad, "judge": judge, "first": first}
-        clash = [c for c in (covariates or {}) if c in columns]
+        clash = [c for c in [*(covariates or {}), *(contrasts or {})] if c in columns]
         if clash:
-            raise DataError(f"covariate name(s) {clash} clash with the count columns; rename them.")
-        lengths = {k: len(v) for k, v in {**columns, **(covariates or {})}.items() if v is not None}
+            raise DataError(f"covariate or contrast name(s) {clash} clash with the count columns; rename them.")
+        both = set(covariates or {}) & set(contrasts or {})
+        if both:
+            raise DataError(f"{sorted(both)} given as both covariates and contrasts; pass each column once.")
+        extra = {**(covariates or {}), **(contrasts or {})}
+        lengths = {k: len(v) for k, v in {**columns, **extra}.items() if v is not None}
         if len(set(lengths.values())) > 1:
             raise DataError(f"the per-row arrays differ in length ({lengths}); pass one value per row in each.")
-        cells = cells_from_arrays({**columns, **(covariates or {})}, both_bad_as_ties=both_bad_as_ties,
-                                  covariates=list(covariates or ()), source=source, what=what)
+        cells = cells_from_arrays({**columns, **extra}, both_bad_as_ties=both_bad_as_ties,
+                                  covariates=list(covariates or ()), contrasts=list(contrasts or ()),
+                                  source=source, what=what)
         return cls.from_aggregate(cells, items=items, dropped=dropped, source=source, what=what)
 
     @classmethod
@@ -189,6 +207,9 @@ class Comparisons:
         names = tuple(c.removeprefix("covariate:") for c in frame.columns if c.startswith("covariate:"))
         for name in names:
             keys[f"covariate:{name}"] = frame[f"covariate:{name}"].to_numpy(dtype=float)
+        contrast_names = tuple(c.removeprefix("contrast:") for c in frame.columns if c.startswith("contrast:"))
+        for name in contrast_names:  # a's value minus b's: the sign follows the orientation
+            keys[f"contrast:{name}"] = np.where(flip, -1.0, 1.0) * frame[f"contrast:{name}"].to_numpy(dtype=float)
         wa, wb = frame["wins_a"].to_numpy(float), frame["wins_b"].to_numpy(float)
         cols = {"wins_a": np.where(flip, wb, wa), "wins_b": np.where(flip, wa, wb),
                 "ties": frame["ties"].to_numpy(float), "ties_bothbad": frame["ties_bothbad"].to_numpy(float)}
@@ -209,16 +230,21 @@ class Comparisons:
             table = table.assign(a=remap[table["a"]], b=remap[table["b"]])
             items = tuple(items[k] for k in present)
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
-                                   {**dict(dropped or {}), **cells.dropped}, source)
+                                   {**dict(dropped or {}), **cells.dropped}, source,
+                                   contrast_names)
         return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes)
 
     @classmethod
-    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source) -> Comparisons:
+    def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
+                         contrast_names=()) -> Comparisons:
         """Build from an aggregated cell DataFrame (columns a, b, counts, optional judge/first
         and ``covariate:<name>``)."""
         covariates = None
         if covariate_names:
             covariates = cells[[f"covariate:{c}" for c in covariate_names]].to_numpy(float)
+        contrasts = None
+        if contrast_names:
+            contrasts = cells[[f"contrast:{c}" for c in contrast_names]].to_numpy(float)
         return cls(
             items=tuple(items),
             a=cells["a"].to_numpy(np.int64),
@@ -232,6 +258,8 @@ class Comparisons:
             first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
             covariates=covariates,
             covariate_names=tuple(covariate_names),
+            contrasts=contrasts,
+            contrast_names=tuple(contrast_names),
             dropped=dropped,
             source=source,
         )
@@ -281,6 +309,7 @@ class Comparisons:
             judge=None if self.judge is None else self.judge[sel],
             first=None if self.first is None else self.first[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
+            contrasts=None if self.contrasts is None else self.contrasts[sel],
         )
 
     def without_ties(self) -> Comparisons:
@@ -346,6 +375,8 @@ class Comparisons:
             frame["first"] = np.where(self.first == FIRST_A, "a", "b")
         for k, name in enumerate(self.covariate_names):
             frame[name] = self.covariates[:, k]
+        for k, name in enumerate(self.contrast_names):
+            frame[name] = self.contrasts[:, k]
         frame["wins_a"] = self.wins_a
         frame["wins_b"] = self.wins_b
         frame["ties"] = self.ties
@@ -370,6 +401,9 @@ class Comparisons:
         if self.covariates is not None:
             ds["covariates"] = (("data_cell", "covariate"), self.covariates)
             ds = ds.assign_coords(covariate=list(self.covariate_names))
+        if self.contrasts is not None:
+            ds["contrasts"] = (("data_cell", "contrast"), self.contrasts)
+            ds = ds.assign_coords(contrast=list(self.contrast_names))
         if self.judges is not None:
             ds = ds.assign_coords(judge_name=list(self.judges))
         if self.agreement is not None:
@@ -398,6 +432,8 @@ class Comparisons:
             first=ds["first"].values.astype(np.int64) if "first" in ds else None,
             covariates=ds["covariates"].values.astype(float) if "covariates" in ds else None,
             covariate_names=tuple(str(x) for x in ds["covariate"].values) if "covariate" in ds.coords else (),
+            contrasts=ds["contrasts"].values.astype(float) if "contrasts" in ds else None,
+            contrast_names=tuple(str(x) for x in ds["contrast"].values) if "contrast" in ds.coords else (),
             agreement=agreement,
             dropped=json.loads(ds.attrs.get("dropped", "{}")),
             source=ds.attrs.get("source", ""),
@@ -442,6 +478,8 @@ class Comparisons:
             out["n_judges"] = self.n_judges
         if self.covariate_names:
             out["covariates"] = list(self.covariate_names)
+        if self.contrast_names:
+            out["contrasts"] = list(self.contrast_names)
         out["accounting"] = self.accounting()
         return out
 

@@ -56,7 +56,8 @@ def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Com
 
 # ---------------------------------------------------------------------- files
 def read(
-    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = ()
+    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None,
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -76,6 +77,10 @@ def read(
         Count "both bad" ties as ties.
     covariates : sequence of str
         Numeric columns of the records to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        Category column grouping battle or count records (see :func:`from_frame`).
 
     Raises
     ------
@@ -89,7 +94,7 @@ def read(
     source = str(path)
     if fmt == "counts":
         return read_count_table(path, both_bad_as_ties=both_bad_as_ties)
-    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
+    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by, source=source)
     with connection() as con:
         if fmt == "csv":
             return from_table(table_from_csv(con, path, source), **kw)

@@ -39,7 +39,8 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
 
 
 def load(
-    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = ()
+    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None,
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -57,6 +58,12 @@ def load(
         Count "both bad" ties as ties (ignored for a :class:`Comparisons`).
     covariates : sequence of str
         Numeric record columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric record columns of ``model_a``'s value minus ``model_b``'s: style covariates
+        that every framework adjusts for (style control).
+    by : str, optional
+        A category column (language, task type) grouping battle or count records, for the
+        per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
 
     Raises
     ------
@@ -66,15 +73,21 @@ def load(
     if isinstance(data, Comparisons):
         return data
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
-        return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates)
+        return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                          by=by)
     if isinstance(data, Mapping):
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
         if isinstance(data, str) and data in DATASETS:
+            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by)) if v]
+            if asked:
+                raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
+                                f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")
             return load_dataset(data, both_bad_as_ties=both_bad_as_ties)
         path = Path(data).expanduser()
         if path.exists():
-            return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates)
+            return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                        by=by)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."

@@ -9,7 +9,11 @@ Three record shapes are understood, told apart by their columns (see :func:`from
   ``ties, ties_bothbad, judge, first``.
 
 Any of them can carry numeric *context covariates* (``covariates=[column, ...]``): values
-that describe the comparison, not one side of it (a question's length, say). The records
+that describe the comparison, not one side of it (a question's length, say); and numeric
+*contrasts* (``contrasts=[column, ...]``, style control): ``model_a``'s value minus
+``model_b``'s (a length difference, a difference of markdown counts), which change sign when
+a record is re-oriented. Battle and count records can be grouped by a category column
+(``by=column``: language, task type), which then plays the role of the judge. The records
 may be a pandas, Polars or PyArrow table or a DuckDB relation; they are typed, validated and
 aggregated in DuckDB by :mod:`bayesrank.data.aggregate` (the same rules for every source).
 Files are turned into tables by :mod:`bayesrank.data.files`; :func:`bayesrank.data.load` is
@@ -43,22 +47,25 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 
 # ---------------------------------------------------------------------- records
 def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool = False,
-               covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+               covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
+               source: str = "") -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
     (the shape is detected from the columns when not given)."""
     shape = shape or detect_shape(list(table.columns), table.source)
-    cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                      what="row" if shape == "counts" else "record")
+    cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                      by=by, what="row" if shape == "counts" else "record")
     return Comparisons.from_aggregate(cells, source=source)
 
 
-def _read(frame, shape, both_bad_as_ties, covariates, source) -> Comparisons:
+def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None) -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
-        return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, source=source)
+        return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
+                          contrasts=contrasts, by=by, source=source)
 
 
-def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+                 by: str | None = None, source: str = "") -> Comparisons:
     """Read Chatbot Arena battle records.
 
     Parameters
@@ -71,13 +78,17 @@ def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str
         Count "tie (bothbad)" as ties (default ``False``, the leaderbot paper's convention).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        A category column (language, task type) that groups the records like a judge.
     source : str
         Provenance for messages.
 
     Returns
     -------
     Comparisons
-        Cells per (pair, position[, covariate values]).
+        Cells per (pair, position[, category][, covariate and contrast values]).
 
     Raises
     ------
@@ -85,10 +96,10 @@ def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str
         Missing columns, unknown ``winner`` labels, or any refused record (naming the 0-based
         record; :mod:`bayesrank.data.aggregate`).
     """
-    return _read(df, "battles", both_bad_as_ties, covariates, source)
+    return _read(df, "battles", both_bad_as_ties, covariates, source, contrasts, by)
 
 
-def from_judgements(df, *, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "") -> Comparisons:
     """Read LLM-judge records (MT-Bench style).
 
     Parameters
@@ -101,6 +112,8 @@ def from_judgements(df, *, covariates: Sequence[str] = (), source: str = "") -> 
         computed too (``Comparisons.agreement``), whatever the file format.
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     source : str
         Provenance for messages.
 
@@ -116,10 +129,11 @@ def from_judgements(df, *, covariates: Sequence[str] = (), source: str = "") -> 
         Missing columns, unknown verdict labels, or any refused record (naming the 0-based
         record in the input).
     """
-    return _read(df, "judgements", False, covariates, source)
+    return _read(df, "judgements", False, covariates, source, contrasts)
 
 
-def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+                by: str | None = None, source: str = "") -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
     Parameters
@@ -132,13 +146,18 @@ def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str]
         Count ``ties_bothbad`` as ties.
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        A category column used as the grouping (instead of ``judge``).
     source : str
         Provenance for messages.
     """
-    return _read(df, "counts", both_bad_as_ties, covariates, source)
+    return _read(df, "counts", both_bad_as_ties, covariates, source, contrasts, by)
 
 
-def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+               by: str | None = None, source: str = "") -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -154,6 +173,10 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         Count "both bad" ties as ties (battles and counts).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
+    contrasts : sequence of str
+        Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
+    by : str, optional
+        Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
 
@@ -163,7 +186,7 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by)
 
 
 # ---------------------------------------------------------------------- count tables

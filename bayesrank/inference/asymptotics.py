@@ -98,3 +98,31 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
     z = rng.standard_normal((n_draws, factor.shape[1]))
     rows = structure.value_rows(theta + z @ factor.T)
     return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in structure.layout().items()}
+
+
+def replicates(structure: Structure, thetas: np.ndarray, cross: tuple[str, ...] = ("score",)
+               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every model variable at replicates of θ̂ (a bootstrap): their standard deviations, the
+    full covariances of the ``cross`` variables and the replicates themselves.
+
+    Returns
+    -------
+    se, cov, draws : dict
+        As :func:`delta_method` (se, cov) and :func:`draws`.
+    """
+    rows = structure.value_rows(thetas)
+    out = {name: rows[:, sl].reshape(len(thetas), *shape) for name, (sl, shape) in structure.layout().items()}
+    se = {name: np.std(v, axis=0, ddof=1) for name, v in out.items()}
+    cov = {name: np.atleast_2d(np.cov(out[name].reshape(len(thetas), -1), rowvar=False)) for name in cross
+           if name in out}
+    return se, cov, out
+
+
+def jacobian(structure: Structure, theta: np.ndarray, name: str, step: float = 1e-5) -> np.ndarray:
+    """∂(variable)/∂θ by central differences of the model's own map, ``(size, n_free)``
+    (exact up to rounding for the variables linear in θ, such as the scores)."""
+    theta = np.asarray(theta, dtype=float)
+    E = np.eye(theta.size) * step
+    rows = structure.value_rows(np.vstack([theta + E, theta - E]))
+    sl, _ = structure.layout()[name]
+    return ((rows[:theta.size, sl] - rows[theta.size:, sl]) / (2 * step)).T

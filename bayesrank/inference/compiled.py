@@ -54,6 +54,7 @@ def structure_key(framework: Framework, data: Comparisons, prior: str) -> tuple:
         data.first is not None,
         tuple(data.covariate_names),
         framework.structure_key(data),
+        tuple(data.contrast_names),
     )
 
 
@@ -83,7 +84,7 @@ def compiled(framework: Framework, data: Comparisons, prior: str = "flat") -> St
 def cell_arrays(data: Comparisons) -> dict[str, np.ndarray]:
     """The per-cell data arrays of :data:`~bayesrank.model.framework.CELL_DATA` that ``data`` has."""
     arrays = {"item_a": data.a, "item_b": data.b, "judge_index": data.judge, "first": data.first,
-              "covariates": data.covariates}
+              "covariates": data.covariates, "contrasts": data.contrasts}
     return {name: arrays[name] for name in CELL_DATA if arrays[name] is not None}
 
 
@@ -348,6 +349,7 @@ class _TemplateData:
     def __init__(self, model):
         names = model.named_vars
         self.covariate_names = tuple(model.coords.get("covariate", ()))
+        self.contrast_names = tuple(model.coords.get("contrast", ()))
         self.items = tuple(model.coords["item"])
         self.n_items = len(self.items)
         self.judges = tuple(model.coords["judge"]) if "judge" in model.coords else None
@@ -469,6 +471,16 @@ class NaturalMap:
     def pull_back(self, grad: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """∇_θ from a gradient in natural coordinates: φ'(θ) ⊙ Bᵀ g."""
         return self._bt_g(grad, theta.size) * np.where(self.exp_columns, np.exp(theta), 1.0)
+
+    def push_forward(self, V: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """Directions in θ (columns of ``V``) as directions in natural coordinates: B φ'(θ) V,
+        so that vᵀ ∇_θ f = (B φ'(θ) v)ᵀ ∇_nat f."""
+        V = np.asarray(V, dtype=float)
+        scaled = V * np.where(self.exp_columns, np.exp(theta), 1.0).reshape(-1, *([1] * (V.ndim - 1)))
+        out = np.zeros((self.size, *V.shape[1:]))
+        for rows, cols, block in self.blocks:
+            out[rows] += block @ scaled[cols]
+        return out
 
     def pull_back_matrix(self, H: np.ndarray, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
         """A matrix in natural coordinates as a matrix in θ: D Bᵀ H B D (block by block), with

@@ -18,7 +18,10 @@ W_c (P × P, P = 1 or 2 predictors) that says which matrix is built:
     n p̂(1 − p̂) g gᵀ, with no (y − p)∇²η term.
 ``scores``
     Σ_c s_c s_cᵀ with s_c = ∇_θ L_c, the "meat" of a sandwich covariance: W_c = g_c g_cᵀ
-    with g_c = ∂L_c/∂p.
+    with g_c = ∂L_c/∂p. Given the comparisons behind each cell (:class:`Units`), the meat is
+    per comparison instead, Σ_c Σ_k n_ck s_ck s_ckᵀ: W_c = Σ_k n_ck g_ck g_ckᵀ with
+    g_ck = Σ_o y_cko ∂ log P_co/∂p the score of one comparison of kind k (y_ck: the counts it
+    adds to the cell's outcome columns, e.g. ½, ½ for a tie counted as half a win).
 
 The same assembly gives the gradient Σ_c J_cᵀ g_c, which tests check against the PyMC
 graph's. Every derivative comes from automatic differentiation of the framework's own
@@ -29,11 +32,48 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import Bound, Structure
 
 #: Matrices :func:`information` builds.
 INFORMATION = ("observed", "expected", "scores")
+
+
+@dataclass(frozen=True)
+class Units:
+    """The comparisons behind each cell of a fit, by kind (the independent units of a sandwich,
+    a bootstrap, an influence function).
+
+    Attributes
+    ----------
+    counts : ndarray
+        ``(n_cells, K)`` comparisons of each kind per cell (kinds: a wins, b wins, tie, as
+        observed).
+    pseudo : ndarray
+        ``(n_cells, K, 3)`` the counts one comparison of each kind adds to the cell's outcome
+        columns in the likelihood (the framework's outcome map, times the cell's weight).
+    """
+
+    counts: np.ndarray
+    pseudo: np.ndarray
+
+    def cell_counts(self, counts: np.ndarray | None = None) -> np.ndarray:
+        """``(n_cells, 3)`` likelihood counts of the cells from per-kind comparison counts
+        (default: the observed ones)."""
+        return np.einsum("ck,cko->co", self.counts if counts is None else counts, self.pseudo)
+
+    @property
+    def n(self) -> float:
+        """Number of comparisons."""
+        return float(self.counts.sum())
+
+
+def _unit_gradients(cd, units: Units) -> np.ndarray:
+    """``(n, K, P)``: ∂L/∂p of one comparison of each kind, per cell."""
+    _, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
+    return np.einsum("cko,cop->ckp", units.pseudo, D)
 
 
 def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, np.ndarray]:
@@ -113,9 +153,11 @@ class CellDerivatives:
         return flat.reshape(self.size, self.size)
 
 
-def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed") -> np.ndarray:
+def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed",
+                        units: Units | None = None) -> np.ndarray:
     """An information-type matrix (module docstring) in the natural coordinates of ``cd``:
-    the variables the predictors read, before the map to θ."""
+    the variables the predictors read, before the map to θ (``units``: the meat of
+    ``kind="scores"`` per comparison instead of per cell)."""
     link = cd.link
     if kind == "observed":
         return cd.matrix(-link["hess"], -link["grad"])
@@ -123,11 +165,15 @@ def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "ob
         lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
         W = np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D)
         return cd.matrix(W)
-    g = link["grad"]
-    return cd.matrix(g[:, :, None] * g[:, None, :])
+    if units is None:
+        g = link["grad"]
+        return cd.matrix(g[:, :, None] * g[:, None, :])
+    G = _unit_gradients(cd, units)
+    return cd.matrix(np.einsum("ck,ckp,ckq->cpq", units.counts, G, G))
 
 
-def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False) -> np.ndarray:
+def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False,
+                units: Units | None = None) -> np.ndarray:
     """An information-type matrix of the free coordinates θ (see the module docstring).
 
     Parameters
@@ -137,6 +183,8 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     kind : {"observed", "expected", "scores"}
     diagonal : bool
         Return only the diagonal (cheaper: the full matrix in θ is never formed).
+    units : Units, optional
+        ``kind="scores"``: the meat per comparison instead of per cell.
 
     Returns
     -------
@@ -146,7 +194,7 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    nat = natural_information(cd, bound.counts, kind)
+    nat = natural_information(cd, bound.counts, kind, units)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
@@ -154,6 +202,31 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         return nmap.pull_back_diagonal(nat, theta, curvature)
     out = nmap.pull_back_matrix(nat, theta, curvature)
     return 0.5 * (out + out.T)
+
+
+def unit_effects(bound: Bound, theta: np.ndarray, units: Units, directions: np.ndarray) -> np.ndarray:
+    """vᵀ s_ck for every comparison kind of every cell and every direction v in θ: how much one
+    comparison moves a linear function of θ through the score (influence functions).
+
+    Parameters
+    ----------
+    directions : ndarray
+        ``(n_free, r)``.
+
+    Returns
+    -------
+    ndarray
+        ``(n_cells, K, r)``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    cd = CellDerivatives.at(bound, theta)
+    G = _unit_gradients(cd, units)
+    U = bound.structure.natural.push_forward(np.asarray(directions, dtype=float), theta)
+    out = 0.0
+    for q, name in enumerate(cd.names):
+        along = np.einsum("cj,cjr->cr", cd.jac[name], U[cd.rows[name]])
+        out = out + G[:, :, q, None] * along[:, None, :]
+    return out
 
 
 def gradient(bound: Bound, theta: np.ndarray) -> np.ndarray:

@@ -12,6 +12,13 @@ fitted and inverted in the complement of the symmetry's directions at θ̂ — a
 quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported quantity, being invariant
 under the symmetry, gets the same Wald interval whichever complement is used. The result is
 a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
+
+Three interval methods (``intervals=``): ``"wald"`` (the inverse information above),
+``"sandwich"`` and ``"bootstrap"`` (:mod:`~bayesrank.inference.intervals`, per comparison).
+The default is the framework's: the sandwich where the likelihood is a pseudo-likelihood
+(ties counted as halves) or the pairs are reweighted, Wald otherwise. With ``reweight=True``
+every pair of items is weighted by the inverse of its number of comparisons
+(:mod:`bayesrank.data.weights`, the Chatbot Arena option).
 """
 
 from __future__ import annotations
@@ -27,14 +34,16 @@ from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import INFORMATION, CellDerivatives, information
+from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
 from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
-from bayesrank.model.framework import Framework
+from bayesrank.model.framework import INTERVALS, Framework
 
 #: Convergence threshold on the largest gradient entry of the per-comparison log-likelihood.
 GRADIENT_TOL = 1e-6
@@ -80,8 +89,11 @@ def fit_map(
     random_seed: int | None = 0,
     init: np.ndarray | None = None,
     information: str | None = None,
+    intervals: str | None = None,
+    n_boot: int = 1000,
+    reweight: bool = False,
 ) -> xr.DataTree:
-    """Maximum-likelihood fit with asymptotic (Wald) uncertainty.
+    """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty.
 
     Parameters
     ----------
@@ -93,15 +105,23 @@ def fit_map(
         Iteration cap of L-BFGS-B over all its phases; hitting it marks the fit as not
         converged.
     n_draws : int
-        Draws from the asymptotic normal (rank intervals, probabilities of orderings).
+        Draws from the asymptotic normal (rank intervals, probabilities of orderings); with
+        ``intervals="bootstrap"`` the draws are the bootstrap replicates instead.
     random_seed : int, optional
-        Seed of those draws.
+        Seed of those draws and of the bootstrap.
     init : ndarray, optional
         Starting θ (default: the model's starting point).
     information : {"observed", "expected"}, optional
         Information matrix inverted for the covariance (default: the framework's
         ``default_information`` — observed for the paired models, the plug-in expected
         information with the empirical design for the judge-aware models, as in their paper).
+    intervals : {"wald", "sandwich", "bootstrap"}, optional
+        How the uncertainty is computed (module docstring); default: the framework's
+        ``default_intervals`` (``"sandwich"`` with ``reweight``).
+    n_boot : int
+        Bootstrap replicates.
+    reweight : bool
+        Weight every pair by the inverse of its comparison count (:mod:`bayesrank.data.weights`).
 
     Returns
     -------
@@ -118,11 +138,22 @@ def fit_map(
     if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer))
                                     or random_seed < 0):
         raise ModelSpecError(f"random_seed must be a non-negative integer, got {random_seed!r}.")
+    if not framework.map_supported:
+        raise ModelSpecError(f"{framework.label} needs its hierarchical prior: fit it with method='nuts'.")
+    intervals = intervals or ("sandwich" if reweight else framework.default_intervals)
+    if intervals not in INTERVALS:
+        raise ModelSpecError(f"intervals must be one of {', '.join(INTERVALS)}, got {intervals!r}.")
+    if intervals == "bootstrap" and (isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer))
+                                     or n_boot < 2):
+        raise ModelSpecError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
+    if intervals == "bootstrap" and any(framework.covariances().values()):
+        raise ModelSpecError(f"{framework.label}: bootstrap intervals are not available for a model with a "
+                             "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
     # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
     # compete with each other and with other processes (bench/README.md)
     with _threads().limit(limits=1):
-        return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind)
+        return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight)
 
 
 @cache
@@ -132,9 +163,12 @@ def _threads() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
+def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight):
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
     prepared = framework.prepare(data)
+    weights = inverse_pair_count(prepared) if reweight else None
+    if weights is not None:
+        prepared = reweighted(prepared, weights)
     notes = statistical_warnings(prepared)
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
@@ -192,6 +226,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
             else:
                 cov = cho_solve(cho_factor(info), np.eye(info.shape[0]))
             cov = cov if chart is None else chart @ cov @ chart.T
+            if intervals == "sandwich":
+                units = comparison_units(framework, data, prepared, weights)
+                cov = sandwich(bound, theta, observed, units, chart)
         except np.linalg.LinAlgError:
             converged = False
             notes.append(
@@ -209,10 +246,26 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
     with np.errstate(invalid="ignore"):
         loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
     covariances = framework.covariances()
+    rng = np.random.default_rng(random_seed)
+    boot = None
+    if intervals == "bootstrap" and mle_exists and np.all(np.isfinite(cov)):
+        t_boot = time.perf_counter()
+        units = comparison_units(framework, data, prepared, weights)
+        thetas, boot = bootstrap(bound, theta, observed, units, n_boot, rng, maxiter)
+        boot["seconds"] = time.perf_counter() - t_boot
+        if boot["n_failed"]:
+            notes.append(f"{boot['n_failed']} of {n_boot} bootstrap resamples were left out: their maximum-likelihood "
+                         "estimate does not exist or was not reached; the intervals come from the other "
+                         f"{n_boot - boot['n_failed']}.")
+        cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
     if mle_exists and np.all(np.isfinite(cov)):
-        factor = asymptotics.covariance_factor(cov)
-        se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
-        sample = asymptotics.draws(structure, theta, factor, n_draws, np.random.default_rng(random_seed))
+        if boot is not None:
+            se, cross, sample = asymptotics.replicates(structure, thetas, tuple(covariances))
+            n_draws = len(thetas)
+        else:
+            factor = asymptotics.covariance_factor(cov)
+            se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
+            sample = asymptotics.draws(structure, theta, factor, n_draws, rng)
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
@@ -248,13 +301,17 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         },
         coords={**{k: v for k, v in coords.items() if any(k in d for d in dims.values()) or k == "item"},
                 "item_": list(prepared.items), "outcome": list(OUTCOMES), "cell": np.arange(prepared.n_cells)},
-        attrs={"interval": "wald", "covariance": COVARIANCE[kind], "information": kind},
+        attrs={"interval": "quantile" if intervals == "bootstrap" else "wald", "interval_method": intervals,
+               "point": "mle", "information": kind,
+               "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
+               "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight)},
     )
     posterior = xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
         coords={"chain": [0], "draw": np.arange(n_draws),
                 **{k: v for k, v in coords.items() if any(k in d for d in dims.values())}},
-        attrs={"inference": "draws from the asymptotic normal of the MLE"},
+        attrs={"inference": "bootstrap replicates of the MLE" if boot is not None
+               else "draws from the asymptotic normal of the MLE"},
     )
     diagnostics = {
         "converged": converged,
@@ -270,6 +327,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind):
         **check,
         **(found.diagnostics if found is not None else {}),
     }
+    if boot is not None:
+        diagnostics["bootstrap"] = boot
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
                     diagnostics=diagnostics, warnings=notes)

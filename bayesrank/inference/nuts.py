@@ -23,7 +23,7 @@ from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.tree import assemble
 from bayesrank.lazy import lazy_module
-from bayesrank.model.framework import OBSERVED, Framework
+from bayesrank.model.framework import OBSERVED, STYLE, Framework
 
 # imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.lazy)
 az = lazy_module("arviz")
@@ -108,7 +108,7 @@ def fit_nuts(
         )
         pm.compute_log_likelihood(idata, model=model, progressbar=False)
     seconds = time.perf_counter() - t0
-    diagnostics = sampling_diagnostics(idata, framework.reported())
+    diagnostics = sampling_diagnostics(idata, (*framework.reported(), STYLE))
     diagnostics.update(seconds=seconds, sampler=sampler, target_accept=target_accept,
                        near_duplicates=[list(d) for d in near_duplicates])
     notes += sampling_warnings(diagnostics)

@@ -76,11 +76,14 @@ def cell_groups(prepared: Comparisons) -> dict[str, xr.Dataset]:
     observed = xr.Dataset({"counts": (("cell", "outcome"), prepared.counts())},
                           coords={"cell": cells, "outcome": list(OUTCOMES)})
     const = {}
+    wide = {"covariates": ("cell", "covariate"), "contrasts": ("cell", "contrast")}
     for name, value in cell_arrays(prepared).items():
-        const[name] = (("cell", "covariate") if value.ndim == 2 else ("cell",), value)
+        const[name] = (wide.get(name, ("cell",)), value)
     constant = xr.Dataset(const, coords={"cell": cells, "item": list(prepared.items)})
     if prepared.covariate_names:
         constant = constant.assign_coords(covariate=list(prepared.covariate_names))
+    if prepared.contrast_names:
+        constant = constant.assign_coords(contrast=list(prepared.contrast_names))
     if prepared.judges is not None:
         constant = constant.assign_coords(judge=list(prepared.judges))
     return {"observed_data": observed, "constant_data": constant}

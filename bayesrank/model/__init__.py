@@ -1,5 +1,6 @@
 """Models: outcome links × score structures = frameworks (specs that build PyMC models)."""
 
+from bayesrank.model.categories import ByCategory, CategoryPriors
 from bayesrank.model.framework import Framework, Local, Predictor, Priors
 from bayesrank.model.hja import HJA, HJAPriors
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, JudgePriors, SignedJudgeAware
@@ -10,6 +11,8 @@ __all__ = [
     "BTL",
     "FRAMEWORKS",
     "BradleyTerry",
+    "ByCategory",
+    "CategoryPriors",
     "Davidson",
     "Framework",
     "HJA",

@@ -28,6 +28,7 @@ import numpy as np
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.lazy import lazy_module
 from bayesrank.model.links import cell_loglik, log_probs
+from bayesrank.model.structures import free_real
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -37,7 +38,17 @@ pt = lazy_module("pytensor.tensor")
 OBSERVED = "outcomes"
 
 #: Per-cell data the predictors may read, as named in the model (``pm.Data`` containers).
-CELL_DATA = ("item_a", "item_b", "judge_index", "first", "covariates")
+CELL_DATA = ("item_a", "item_b", "judge_index", "first", "covariates", "contrasts")
+
+#: How one comparison of each outcome (rows: a wins, b wins, tie) enters a likelihood, as the
+#: counts of each outcome column it adds (:meth:`Framework.outcome_map`).
+AS_OBSERVED = np.eye(3)
+#: The Chatbot Arena convention: a tie is half a win for each side (a pseudo-likelihood).
+TIES_AS_HALVES = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]])
+#: Ties left out (the likelihood of the decisive comparisons).
+TIES_DROPPED = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+#: Interval methods of a MAP fit (:func:`bayesrank.inference.map.fit_map`).
+INTERVALS = ("wald", "sandwich", "bootstrap")
 
 
 @dataclass(frozen=True)
@@ -162,8 +173,35 @@ class Framework:
         raise NotImplementedError
 
     def reported(self) -> tuple[str, ...]:
-        """Names of the model variables reported with intervals (``score`` first)."""
+        """Names of the model variables reported with intervals (``score`` first); the style
+        coefficients (:data:`STYLE`) come on top when the data carry contrasts."""
         return ("score",)
+
+    def outcome_map(self) -> np.ndarray:
+        """How one comparison enters the likelihood: row o (a wins, b wins, tie) holds the
+        counts it adds to the outcome columns the link scores (:data:`AS_OBSERVED`,
+        :data:`TIES_AS_HALVES`, :data:`TIES_DROPPED`). :meth:`prepare` applies it to the
+        cells; the sandwich, the bootstrap and the fragility work per comparison with it."""
+        return AS_OBSERVED
+
+    @property
+    def pseudo_likelihood(self) -> bool:
+        """The likelihood is not the probability of the comparisons as observed (a tie counted
+        as half a win for each side): the model-based Wald interval then has no guarantee."""
+        Y = self.outcome_map()
+        return bool(np.any((Y != 0) & (Y != 1)))
+
+    @property
+    def default_intervals(self) -> str:
+        """Interval method of a MAP fit unless the caller chooses (:data:`INTERVALS`): the
+        robust sandwich for a pseudo-likelihood, Wald otherwise."""
+        return "sandwich" if self.pseudo_likelihood else "wald"
+
+    #: what one unit of the score means, shown beside Elo-scale leaderboards
+    scale_note = "score difference d: P(a beats b) = σ(d); 400 Elo points = odds 10:1"
+
+    #: MAP (flat priors = MLE) is available; frameworks whose hierarchy needs its prior are NUTS-only
+    map_supported = True
 
     def initial_values(self, data: Comparisons) -> dict[str, np.ndarray]:
         """Data-dependent starting values of model variables for MAP (default: none)."""
@@ -234,6 +272,8 @@ class Framework:
             coords["judge"] = list(data.judges)
         if data.covariate_names:
             coords["covariate"] = list(data.covariate_names)
+        if data.contrast_names:
+            coords["contrast"] = list(data.contrast_names)
         return coords
 
     # ----------------------------------------------------------------- shared
@@ -314,8 +354,9 @@ def cell_data(data: Comparisons) -> dict:
         "judge_index": data.judge,
         "first": data.first,
         "covariates": data.covariates,
+        "contrasts": data.contrasts,
     }
-    dims = {"covariates": ("cell", "covariate")}
+    dims = {"covariates": ("cell", "covariate"), "contrasts": ("cell", "contrast")}
     return {
         name: pm.Data(name, value, dims=dims.get(name, "cell"))
         for name, value in arrays.items()
@@ -339,3 +380,35 @@ def score_difference(u, cells):
 
 #: The local values of a score difference.
 SCORE_PAIR = {"score_a": Local("score", "item_a"), "score_b": Local("score", "item_b")}
+
+
+# ---------------------------------------------------------------------- style control
+#: The style coefficients β (one per contrast of the data; dims ``contrast``).
+STYLE = "style_coef"
+
+
+def style_term(u, cells):
+    """βᵀz_c: the cell's contrasts (a minus b: length difference, markdown counts, …) weighted
+    by the style coefficients (``u["style"]``: the coefficients as the cell sees them)."""
+    return pt.sum(u["style"] * cells["contrasts"], axis=-1)
+
+
+def style_variables(data, prior: str, sigma: float, by: str | None = None) -> None:
+    """The style coefficients, when the data carry contrasts: flat for MAP, Normal(0, σ) for
+    NUTS; one per contrast, or per judge and contrast (``by="judge_index"``)."""
+    if data.contrast_names:
+        dims = ("judge", "contrast") if by == "judge_index" else "contrast"
+        free_real(STYLE, prior, sigma, dims=dims)
+
+
+def with_style(predictor: Predictor, data, by: str | None = None) -> Predictor:
+    """The linear predictor plus βᵀz when the data carry contrasts (style control); the
+    predictor unchanged otherwise. The added term is linear in β."""
+    if not data.contrast_names:
+        return predictor
+    inner = predictor.fn
+
+    def styled(u, cells):
+        return inner(u, cells) + style_term(u, cells)
+
+    return Predictor({**predictor.inputs, "style": Local(STYLE, by)}, styled, predictor.linear, predictor.constants)

@@ -58,7 +58,18 @@ import numpy as np
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.lazy import lazy_module
-from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, Priors
+from bayesrank.model.framework import (
+    AS_OBSERVED,
+    SCORE_PAIR,
+    TIES_AS_HALVES,
+    TIES_DROPPED,
+    Framework,
+    Local,
+    Predictor,
+    Priors,
+    style_variables,
+    with_style,
+)
 from bayesrank.model.structures import free_real, zero_sum_scores
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -132,6 +143,8 @@ class JudgeAware(Framework):
     priors: JudgePriors = field(default_factory=JudgePriors, kw_only=True)
 
     name = "judge-aware"
+    scale_note = ("judge-aware: d = γ_k(s_a − s_b); 400 points = odds 10:1 for a judge with γ = 1 (the "
+                  "geometric-mean judge), γ_k times that for judge k")
     #: the judges' discrimination γ_k: "positive" (e^α, Σα = 0), "signed" (Σγ = K) or None (γ ≡ 1)
     discrimination = "positive"
     #: the paper's intervals use the plug-in expected information
@@ -212,6 +225,17 @@ class JudgeAware(Framework):
             free_real("delta", prior, self.priors.position, **dims)
         if self.ties == "davidson":
             free_real("eta", prior, self.priors.tie, **dims)
+        # style control: each judge has its own style bias (LLM judges differ in verbosity bias)
+        style_variables(data, prior, self.priors.score, self._per_judge(data)[1])
+
+    def outcome_map(self):
+        return {"half": TIES_AS_HALVES, "drop": TIES_DROPPED}.get(self.ties, AS_OBSERVED)
+
+    @property
+    def default_intervals(self) -> str:
+        # the paper's intervals (plug-in expected information), which its tables reproduce;
+        # intervals="sandwich" gives the robust ones for the ties-as-halves pseudo-likelihood
+        return "wald"
 
     def _discrimination(self, data, prior):
         log_gamma = zero_sum_scores("log_gamma", "judge", prior, self.priors.log_gamma)
@@ -248,7 +272,7 @@ class JudgeAware(Framework):
             d = contrast(u, cells)
             return d + _position(u, cells) if "delta" in u else d
 
-        out = {"d": Predictor(inputs, linear_predictor, linear=self.discrimination is None)}
+        out = {"d": with_style(Predictor(inputs, linear_predictor, linear=self.discrimination is None), data, by)}
         if self.ties == "davidson":
             out["h"] = Predictor({"eta": Local("eta", by)}, lambda u, cells: u["eta"], linear=True)
         return out
@@ -279,6 +303,7 @@ class BTL(JudgeAware):
     """
 
     name = "btl"
+    scale_note = "pooled BTL: 400 Elo points = odds 10:1 of winning (ties as the model treats them)"
     discrimination = None
 
     def _discrimination(self, data, prior):
@@ -297,6 +322,7 @@ class SignedJudgeAware(JudgeAware):
     """
 
     name = "judge-aware-signed"
+    scale_note = "signed judge-aware: d = γ_k(s_a − s_b), Σγ = K; 400 points = odds 10:1 for a judge with γ = 1"
     discrimination = "signed"
 
     def _discrimination(self, data, prior):
@@ -373,7 +399,9 @@ class JudgeAwareCovariate(JudgeAware):
             diff = pt.exp(u["log_gamma"] + u["beta"] * z) * (u["score_a"] - u["score_b"])
             return diff + _position(u, cells) if "delta" in u else diff
 
-        out["d"] = Predictor({**d.inputs, "beta": Local("beta", "judge_index")}, linear_predictor)
+        out["d"] = with_style(Predictor({**{k: v for k, v in d.inputs.items() if k != "style"},
+                                          "beta": Local("beta", "judge_index")}, linear_predictor),
+                              data, "judge_index")
         return out
 
     def signed_counterpart(self):

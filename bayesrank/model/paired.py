@@ -35,7 +35,17 @@ import numpy as np
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.lazy import lazy_module
-from bayesrank.model.framework import SCORE_PAIR, Framework, Local, Predictor, score_difference
+from bayesrank.model.framework import (
+    SCORE_PAIR,
+    TIES_AS_HALVES,
+    TIES_DROPPED,
+    Framework,
+    Local,
+    Predictor,
+    score_difference,
+    style_variables,
+    with_style,
+)
 from bayesrank.model.structures import (
     dct_iv_basis,
     empirical_scores,
@@ -84,11 +94,13 @@ def _score_predictor(k_cov) -> Predictor:
 
 
 def _variables(framework, data, prior):
-    """Scores (plain, or the Thurstonian raw coordinates) of a paired framework."""
+    """Scores (plain, or the Thurstonian raw coordinates) of a paired framework, and the style
+    coefficients when the data carry contrasts (prior for NUTS: Normal(0, ``priors.score``))."""
     if framework.k_cov is None:
         zero_sum_scores("score", "item", prior, framework.priors.score)
     else:
         thurstonian(data.n_items, framework.k_cov, prior, framework.priors.score, framework.priors.cov)
+    style_variables(data, prior, framework.priors.score)
 
 
 def _initial_values(framework, data):
@@ -113,6 +125,10 @@ def _canonical(framework, values):
     if framework.k_cov:
         out["cov_raw_loading"] = scale * np.asarray(values["cov_raw_loading"], dtype=float)
     return out
+
+
+THURSTONIAN_NOTE = ("Thurstonian mean μ under trace(PΣP) = 1: the odds of a against b depend on their "
+                    "dispersion s_ab, so a score difference has no fixed Elo meaning")
 
 
 def _cov_reported(k_cov):
@@ -147,6 +163,15 @@ class BradleyTerry(Framework):
     name = "bt"
     link = "bt"
 
+    @property
+    def scale_note(self) -> str:
+        if self.k_cov is not None:
+            return THURSTONIAN_NOTE
+        if self.ties == "drop":
+            return "Bradley–Terry, ties dropped: 400 Elo points = odds 10:1 of winning a decisive comparison"
+        return ("Bradley–Terry, ties as half wins (the Chatbot Arena Elo scale): 400 Elo points = "
+                "odds 10:1 of winning, a tie counted as half a win")
+
     def __post_init__(self):
         if self.ties not in ("half", "drop"):
             raise ModelSpecError(f"ties must be 'half' or 'drop' for Bradley-Terry, got {self.ties!r}.")
@@ -162,11 +187,14 @@ class BradleyTerry(Framework):
         _check_k_cov(self.k_cov, data)
         return data.without_ties() if self.ties == "drop" else data.ties_as_halves()
 
+    def outcome_map(self):
+        return TIES_DROPPED if self.ties == "drop" else TIES_AS_HALVES
+
     def variables(self, data, prior):
         _variables(self, data, prior)
 
     def predictors(self, data):
-        return {"d": _score_predictor(self.k_cov)}
+        return {"d": with_style(_score_predictor(self.k_cov), data)}
 
     def initial_values(self, data):
         return _initial_values(self, data)
@@ -264,7 +292,7 @@ class _TieFramework(Framework):
                 inputs["eta"] = Local("eta_raw")
             h = Predictor(inputs, _factored_threshold, linear=True,
                           constants={"phi_a": Local("tie_basis", "item_a"), "phi_b": Local("tie_basis", "item_b")})
-        return {"d": _score_predictor(self.k_cov), "h": h}
+        return {"d": with_style(_score_predictor(self.k_cov), data), "h": h}
 
     def initial_values(self, data):
         return _initial_values(self, data)
@@ -307,6 +335,13 @@ class RaoKupper(_TieFramework):
         "eta = softplus(h) (default) or the leaderbot paper's |h| floored at 0.01, smoothed (replication)")})
     name = "rao-kupper"
 
+    @property
+    def scale_note(self) -> str:
+        if self.k_cov is not None:
+            return THURSTONIAN_NOTE
+        return ("Rao–Kupper: P(a wins) = σ(d − η), P(b wins) = σ(−d − η); the odds of a win against a loss "
+                "are not e^d, so 400 points is not odds 10:1 and the scale is not the Bradley–Terry Elo scale")
+
     def __post_init__(self):
         super().__post_init__()
         if self.threshold not in ("softplus", "abs"):
@@ -339,3 +374,10 @@ class Davidson(_TieFramework):
 
     name = "davidson"
     link = "davidson"
+
+    @property
+    def scale_note(self) -> str:
+        if self.k_cov is not None:
+            return THURSTONIAN_NOTE
+        return ("Davidson: P(a wins)/P(b wins) = e^d, so 400 points = odds 10:1 of a win against a loss, ties "
+                "apart; not the Bradley–Terry ties-as-halves Elo scale (a tie there pulls both sides together)")

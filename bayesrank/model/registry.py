@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bayesrank.errors import ModelSpecError
+from bayesrank.model.categories import ByCategory
 from bayesrank.model.framework import Framework
 from bayesrank.model.hja import HJA
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, SignedJudgeAware
@@ -11,7 +12,8 @@ from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 #: framework name (CLI ``--model``) → class
 FRAMEWORKS: dict[str, type[Framework]] = {
     cls.name: cls
-    for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate, HJA)
+    for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate, HJA,
+                ByCategory)
 }
 
 

@@ -2,8 +2,11 @@
 
 MAP and NUTS fits have the same groups; the only difference downstream code needs is how an
 interval is made, which the ``estimate`` group states (``attrs["interval"]``): ``"wald"``
-(point ± z·se, the MLE's asymptotic interval) or ``"quantile"`` (equal-tailed, of the
-posterior draws). :func:`interval` is the one place that reads it.
+(point ± z·se: the MLE's model-based or sandwich interval) or ``"quantile"`` (equal-tailed, of
+the draws: posterior draws, or bootstrap replicates of the MLE). :func:`interval` is the one
+place that reads it. Which method made the uncertainty is ``attrs["interval_method"]``
+(:func:`interval_method`), and what the point value is, ``attrs["point"]``
+(:func:`point_kind`: the MLE, or the posterior mean).
 """
 
 from __future__ import annotations
@@ -38,6 +41,18 @@ def draws(tree: xr.DataTree, name: str) -> np.ndarray:
 def interval_kind(tree: xr.DataTree) -> str:
     """``"wald"`` or ``"quantile"``."""
     return tree["estimate"].attrs["interval"]
+
+
+def interval_method(tree: xr.DataTree) -> str:
+    """``"wald"``, ``"sandwich"``, ``"bootstrap"`` (MAP) or ``"posterior"`` (NUTS)."""
+    attrs = tree["estimate"].attrs
+    return attrs.get("interval_method", "wald" if attrs["interval"] == "wald" else "posterior")
+
+
+def point_kind(tree: xr.DataTree) -> str:
+    """``"mle"`` (a MAP fit: every point value is at the MLE) or ``"posterior mean"`` (NUTS)."""
+    attrs = tree["estimate"].attrs
+    return attrs.get("point", "mle" if attrs["interval"] == "wald" else "posterior mean")
 
 
 def interval(tree: xr.DataTree, name: str, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

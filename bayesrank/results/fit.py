@@ -18,9 +18,12 @@ from bayesrank.data.load import load
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
-from bayesrank.model.framework import Framework
+from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
+from bayesrank.results.categories import category_leaderboards
+from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges
+from bayesrank.results.ranksets import rank_sets, top_set
 
 #: Inference methods of :func:`fit`.
 METHODS = {"map": fit_map, "nuts": fit_nuts}
@@ -135,8 +138,29 @@ class Fit:
     def scores(self) -> pd.Series:
         return leaderboard.scores(self.tree)
 
-    def leaderboard(self, level: float = 0.95, elo: bool = False) -> pd.DataFrame:
+    def leaderboard(self, level: float = 0.95, elo: bool | Elo = False) -> pd.DataFrame:
         return leaderboard.leaderboard(self.tree, level, elo)
+
+    def elo(self, level: float = 0.95, view: Elo | None = None) -> pd.DataFrame:
+        """Elo ratings with intervals (:func:`bayesrank.results.elo.elo`)."""
+        return elo(self.tree, level, view)
+
+    def rank_sets(self, level: float = 0.95) -> pd.DataFrame:
+        """Simultaneous rank sets (:func:`bayesrank.results.ranksets.rank_sets`)."""
+        return rank_sets(self.tree, level)
+
+    def top_set(self, k: int = 1, level: float = 0.95) -> list[str]:
+        """Items that may be in the true top k, simultaneously at ``level``."""
+        return top_set(self.tree, k, level)
+
+    def categories(self, level: float = 0.95) -> pd.DataFrame:
+        """Per-category leaderboards of a ``by-category`` fit."""
+        return category_leaderboards(self.tree, level)
+
+    @property
+    def interval_method(self) -> str:
+        """``"wald"``, ``"sandwich"``, ``"bootstrap"`` or ``"posterior"``."""
+        return estimates.interval_method(self.tree)
 
     def differences(self, level: float = 0.95) -> pd.DataFrame:
         return leaderboard.differences(self.tree, level)
@@ -152,7 +176,9 @@ class Fit:
 
     def parameters(self, level: float = 0.95) -> pd.DataFrame:
         """Estimates and intervals of the reported variables other than the scores."""
-        return estimates.parameters(self.tree, [n for n in self.framework.reported() if n != "score"], level)
+        present = self.tree["estimate"]
+        names = [n for n in (*self.framework.reported(), STYLE) if n != "score" and n in present]
+        return estimates.parameters(self.tree, names, level)
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
@@ -171,8 +197,8 @@ class Fit:
     def summary(self) -> dict:
         return summary.summary(self.tree)
 
-    def to_json(self, level: float = 0.95) -> dict:
-        return summary.to_json(self.tree, level)
+    def to_json(self, level: float = 0.95, elo: Elo | None = None) -> dict:
+        return summary.to_json(self.tree, level, elo)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path, overwrite: bool = True) -> Path:

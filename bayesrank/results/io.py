@@ -65,6 +65,8 @@ def model_data_of(tree: xr.DataTree) -> Comparisons:
         first=const["first"].values.astype(np.int64) if "first" in const else None,
         covariates=const["covariates"].values.astype(float) if "covariates" in const else None,
         covariate_names=names,
+        contrasts=const["contrasts"].values.astype(float) if "contrasts" in const else None,
+        contrast_names=tuple(str(x) for x in const["contrast"].values) if "contrast" in const.coords else (),
         source=tree.attrs.get("bayesrank_source", ""),
     )
 

@@ -12,8 +12,9 @@ import pandas as pd
 import xarray as xr
 from scipy.stats import norm
 
-from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, se
-from bayesrank.results.io import data_of
+from bayesrank.results.elo import Elo, elo as elo_view
+from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, point_kind, se
+from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
 
 
@@ -51,7 +52,7 @@ def rank_distribution(tree: xr.DataTree) -> pd.DataFrame:
     return table.loc[scores(tree).sort_values(ascending=False, kind="stable").index]
 
 
-def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool = False) -> pd.DataFrame:
+def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False) -> pd.DataFrame:
     """The tidy leaderboard, best first.
 
     Parameters
@@ -61,8 +62,11 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool = False) -> pd
     level : float
         Interval level: Wald intervals (MAP) or equal-tailed posterior intervals (NUTS) for
         scores; rank intervals from the draws.
-    elo : bool
-        Add ``elo`` = 1000 + 400 · score / ln 10 (the Chatbot Arena convention) and its bounds.
+    elo : bool or Elo
+        Add ``elo``, ``elo_lower``, ``elo_upper``: 1000 + 400 · score / ln 10 (the Chatbot
+        Arena convention) and its interval, or the scale, offset and anchor of an
+        :class:`~bayesrank.results.elo.Elo` (:func:`~bayesrank.results.elo.elo`). The
+        table's ``attrs["scale_note"]`` says what a point means for the framework.
 
     Returns
     -------
@@ -85,10 +89,9 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool = False) -> pd
         "name": items(tree), "score": point(tree, "score"), "se": se(tree, "score"),
         "lower": lower, "upper": upper, "rank_lower": rank_lower, "rank_upper": rank_upper,
     })
-    if elo:
-        scale = 400 / np.log(10)
-        for col, out in (("score", "elo"), ("lower", "elo_lower"), ("upper", "elo_upper")):
-            table[out] = 1000 + scale * table[col]
+    if elo is not False:
+        ratings = elo_view(tree, level, elo if isinstance(elo, Elo) else None)
+        table = table.join(ratings, on="name")
     observed = data_of(tree).item_totals().reindex(items(tree))
     n = observed["n_comparisons"].to_numpy()
     table["n_comparisons"] = n
@@ -100,6 +103,7 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool = False) -> pd
     rank = pd.array(np.arange(1, len(table) + 1), dtype="Int64")
     rank[table["score"].isna().to_numpy()] = pd.NA
     table.insert(0, "rank", rank)
+    table.attrs["scale_note"] = framework_of(tree).scale_note
     return table
 
 
@@ -154,7 +158,9 @@ def pairwise_contrasts(names, value: np.ndarray, cov: np.ndarray | None, sample:
             p = norm.cdf(diff / err)
     else:
         dd = sample[:, i] - sample[:, j]
-        diff, err = dd.mean(axis=0), dd.std(axis=0, ddof=1)
+        # the point values' difference: the posterior mean's for NUTS draws, the MLE's for
+        # bootstrap replicates (whose mean is not the estimate)
+        diff, err = value[i] - value[j], dd.std(axis=0, ddof=1)
         lower, upper = np.quantile(dd, alpha, axis=0), np.quantile(dd, 1 - alpha, axis=0)
         p = (dd > 0).mean(axis=0)
     arr = np.asarray(names, dtype=object)

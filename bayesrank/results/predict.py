@@ -17,14 +17,14 @@ from bayesrank.errors import BayesrankError
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.nuts import posterior_probabilities
-from bayesrank.results.estimates import check_level, draws, interval_kind, point
+from bayesrank.results.estimates import check_level, draws, interval_kind, point, point_kind
 from bayesrank.results.io import framework_of, model_data_of
 
 #: Posterior draws used for NUTS predictions (evenly spaced), bounding memory.
 MAX_DRAWS = 1000
 
 
-def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covariates=None,
+def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covariates=None, contrasts=None,
             level: float = 0.95, max_draws: int = MAX_DRAWS) -> pd.DataFrame:
     """Predicted outcome probabilities for any pairs, compared or not, with intervals.
 
@@ -41,6 +41,9 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     covariates : mapping of str to float or sequence, optional
         Covariate values of each comparison, for fits with covariates (default 0: for a
         standardised covariate, its mean).
+    contrasts : mapping of str to float or sequence, optional
+        Style contrasts (a minus b) of each comparison, for style-controlled fits (default 0:
+        both answers alike in style — the style-controlled prediction).
     level : float
         Interval level: Wald by the delta method (MAP, clipped to [0, 1]) or equal-tailed
         posterior intervals (NUTS, over at most ``max_draws`` draws).
@@ -67,13 +70,15 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     if data.first is not None:
         pos = np.broadcast_to(np.atleast_1d("a" if first is None else first).astype(object), (n,))
         cells["first"] = np.array([FIRST_A if str(p) in ("a", "0") else FIRST_B for p in pos])
-    if data.covariates is not None:
-        given = dict(covariates or {})
-        unknown = set(given) - set(data.covariate_names)
-        if unknown:
-            raise BayesrankError(f"unknown covariate(s) {sorted(unknown)}; the fit has {list(data.covariate_names)}.")
-        cells["covariates"] = np.column_stack([np.broadcast_to(np.asarray(given.get(c, 0.0), float), (n,))
-                                               for c in data.covariate_names])
+    for key, names, given in (("covariates", data.covariate_names, covariates),
+                              ("contrasts", data.contrast_names, contrasts)):
+        if names:
+            given = dict(given or {})
+            unknown = set(given) - set(names)
+            if unknown:
+                raise BayesrankError(f"unknown {key[:-1]}(s) {sorted(unknown)}; the fit has {list(names)}.")
+            cells[key] = np.column_stack([np.broadcast_to(np.asarray(given.get(c, 0.0), float), (n,))
+                                          for c in names])
     alpha = (1 - level) / 2
     names = structure.natural.names
     if interval_kind(tree) == "wald":
@@ -88,6 +93,8 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
         keep = np.linspace(0, total - 1, min(max_draws, total)).astype(int)
         p = np.exp(structure.log_probs({v: x[keep] for v, x in sample.items()}, cells, draws=True))
         probs = p.mean(axis=0)
+        if point_kind(tree) == "mle":  # bootstrap replicates: the prediction itself is at the MLE
+            probs = np.exp(structure.log_probs({v: point(tree, v) for v in names}, cells))
         lower, upper = np.quantile(p, alpha, axis=0), np.quantile(p, 1 - alpha, axis=0)
     if np.isnan(point(tree, "score")).any():  # no estimate (the MLE does not exist): no prediction
         probs = lower = upper = np.full_like(probs, np.nan)
@@ -127,7 +134,7 @@ def cell_log_probs(tree: xr.DataTree, cells) -> np.ndarray:
     structure = compiled(framework, data, "flat")
     if isinstance(cells, Comparisons):
         cells = _in_fit_order(cells, data)
-    if interval_kind(tree) == "wald":
+    if point_kind(tree) == "mle":
         return structure.log_probs({v: point(tree, v) for v in structure.natural.names}, cells)
     probs = posterior_probabilities(framework, data, tree["posterior"].to_dataset(), cells)
     with np.errstate(divide="ignore"):

@@ -7,6 +7,8 @@ import json
 import xarray as xr
 
 from bayesrank.inference.tree import plain
+from bayesrank.results.elo import Elo
+from bayesrank.results.estimates import interval_method
 from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
 from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges
@@ -14,7 +16,8 @@ from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
 
 #: Columns of each entry of ``items`` in :func:`to_json`.
-ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper")
+ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "elo", "elo_lower",
+               "elo_upper")
 
 
 def summary(tree: xr.DataTree) -> dict:
@@ -26,6 +29,11 @@ def summary(tree: xr.DataTree) -> dict:
         "spec": framework.spec(),
         "method": method,
         "interval": tree["estimate"].attrs["interval"],
+        "interval_method": interval_method(tree),
+        "covariance": tree["estimate"].attrs.get("covariance"),
+        "pseudo_likelihood": bool(tree["estimate"].attrs.get("pseudo_likelihood", 0)),
+        "reweighted": bool(tree["estimate"].attrs.get("reweighted", 0)),
+        "scale_note": framework.scale_note,
         "n_items": model_data.n_items,
         "n_comparisons": data.n_comparisons,
         "n_used": n_comparisons(tree),
@@ -43,13 +51,16 @@ def summary(tree: xr.DataTree) -> dict:
     }
 
 
-def to_json(tree: xr.DataTree, level: float = 0.95) -> dict:
-    """The CLI contract: :func:`summary` plus ``items`` (best first) and, for judge-aware
-    fits, ``judges``; HJA fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a
-    ``disagreement`` summary (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
-    board = leaderboard(tree, level)
+def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> dict:
+    """The CLI contract: :func:`summary` plus ``items`` (best first, with Elo ratings on the
+    scale of ``elo``, described by ``elo_scale``) and, for judge-aware fits, ``judges``; HJA
+    fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a ``disagreement`` summary
+    (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
+    elo = elo or Elo()
+    board = leaderboard(tree, level, elo)
     items = [dict(row) for row in board[list(ITEM_FIELDS)].to_dict("records")]
-    out = {**summary(tree), "items": items}
+    out = {**summary(tree), "items": items,
+           "elo_scale": {"scale": elo.scale, "offset": elo.offset, "anchor": elo.anchor}}
     framework = framework_of(tree)
     if "gamma" in framework.reported():
         out["judges"] = judges(tree, level).to_dict("records")

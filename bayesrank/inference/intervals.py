@@ -1,0 +1,150 @@
+"""Interval methods of a MAP fit beyond the model-based Wald: the sandwich and the bootstrap.
+
+Both work per *comparison* (one vote, one verdict), the independent unit of the data, not per
+aggregated cell: :func:`comparison_units` recovers, for every cell the likelihood sees, how
+many comparisons of each observed outcome it holds and what each adds to the likelihood
+(:meth:`~bayesrank.model.framework.Framework.outcome_map`: a tie counted as half a win for
+each side adds ½, ½; a reweighted pair scales that by its weight).
+
+``sandwich``
+    Cov(θ̂) = I⁻¹ M I⁻¹ with I the observed information and M = Σ_comparisons s sᵀ the outer
+    products of the per-comparison scores (:func:`~bayesrank.inference.information.information`
+    with ``kind="scores"``): valid when the likelihood is misspecified or a pseudo-likelihood
+    (ties as halves, reweighted pairs), where the inverse information is not the variance of
+    the MLE (White 1982).
+``bootstrap``
+    A seeded multinomial bootstrap of the comparisons: each replicate draws N comparisons
+    with replacement (a multinomial over every cell × observed outcome), and is refitted by
+    the same compiled model, warm-started at θ̂ with Newton's method using the original
+    information — each step one gradient evaluation — so a thousand refits take seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from bayesrank.data.checks import mle_existence
+from bayesrank.data.comparisons import Comparisons
+from bayesrank.inference.compiled import Bound
+from bayesrank.inference.information import Units, information
+from bayesrank.inference.optimize import FINAL_TOL, maximise
+from bayesrank.model.framework import Framework
+
+#: How each interval method is described in a fit (``estimate.attrs["covariance"]``).
+DESCRIPTIONS = {
+    "sandwich": "sandwich I⁻¹ M I⁻¹: inverse observed information around the outer products of the "
+                "per-comparison scores (robust to misspecification and pseudo-likelihoods)",
+    "bootstrap": "multinomial bootstrap of the comparisons, each replicate refitted from the MLE "
+                 "(percentile intervals)",
+}
+#: A bootstrap replicate counts as converged below this largest gradient entry per comparison.
+BOOTSTRAP_TOL = 1e-8
+#: Replicates drawn at once (bounds the memory of the multinomial draws).
+BOOTSTRAP_CHUNK = 100
+
+
+def comparison_units(framework: Framework, data: Comparisons, prepared: Comparisons,
+                     weights: np.ndarray | None = None) -> Units:
+    """The comparisons behind each prepared cell (see the module docstring).
+
+    Parameters
+    ----------
+    framework : Framework
+    data : Comparisons
+        The comparisons as given.
+    prepared : Comparisons
+        ``framework.prepare(data)``, reweighted by ``weights`` when given.
+    weights : ndarray, optional
+        Per prepared cell.
+
+    Raises
+    ------
+    RuntimeError
+        When the prepared cells are not the given cells under the framework's outcome map (a
+        framework whose ``prepare`` does something its ``outcome_map`` does not say).
+    """
+    Y = framework.outcome_map()
+    raw = data.counts()
+    keep = (raw @ Y).sum(axis=1) > 0
+    counts = raw[keep]
+    w = np.ones(len(counts)) if weights is None else np.asarray(weights, dtype=float)
+    units = Units(counts=counts, pseudo=w[:, None, None] * Y[None])
+    if len(counts) != prepared.n_cells or not np.allclose(units.cell_counts(), prepared.counts(), rtol=1e-12,
+                                                          atol=1e-9):
+        raise RuntimeError(f"{framework.label}: the prepared cells do not follow from the data by the "
+                           "framework's outcome_map; per-comparison intervals are not available.")
+    return units
+
+
+def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units,
+             chart: np.ndarray | None = None) -> np.ndarray:
+    """I⁻¹ M I⁻¹ on θ (see the module docstring); ``observed`` is the observed information,
+    in the coordinates of ``chart`` (``(len(θ), d)``: the complement of a symmetry's orbit,
+    :func:`bayesrank.inference.optimize.gauge_complement`) when one is given."""
+    meat = information(bound, theta, "scores", units=units)
+    if chart is not None:
+        meat = chart.T @ meat @ chart
+    bread = np.linalg.inv(observed)
+    cov = bread @ meat @ bread
+    cov = cov if chart is None else chart @ cov @ chart.T
+    return 0.5 * (cov + cov.T)
+
+
+def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units, n_boot: int,
+              rng: np.random.Generator, maxiter: int = 2000) -> tuple[np.ndarray, dict]:
+    """θ̂ of ``n_boot`` multinomial resamples of the comparisons.
+
+    Parameters
+    ----------
+    bound : Bound
+        The fit's compiled model and prepared cells.
+    theta : ndarray
+        The MLE (every refit starts there).
+    observed : ndarray
+        The observed information at θ̂ (the fixed Newton matrix of the warm start).
+    units : Units
+    n_boot : int
+    rng : numpy Generator
+    maxiter : int
+        Iteration cap of a refit that the warm start does not finish.
+
+    Returns
+    -------
+    thetas : ndarray
+        ``(n_kept, n_free)`` estimates of the replicates that have an MLE and converged.
+    info : dict
+        ``n_boot``, ``n_failed`` (no MLE in the resample, or no convergence), ``newton_iterations``
+        (total over the replicates).
+    """
+    structure, prepared = bound.structure, bound.data
+    n_cells, n_kinds = units.counts.shape
+    flat = units.counts.ravel()
+    total = int(round(flat.sum()))
+    p = flat / flat.sum()
+    fixed = -np.asarray(observed, dtype=float)
+    kept, failed, newton = [], 0, 0
+    for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+        draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
+        for draw in draws:
+            counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
+            exists, _ = mle_existence(resample)
+            if not exists:
+                failed += 1
+                continue
+            rebound = structure.bind(resample)
+            n = float(counts.sum())
+            est, info = maximise(rebound.logp_dlogp, lambda th, b=rebound: -information(b, th, "observed"),
+                                 theta, n, maxiter, start_hessian=lambda th: fixed,
+                                 information_diagonal=lambda th, b=rebound: information(b, th, "observed",
+                                                                                        diagonal=True))
+            newton += info["newton_iterations"]
+            grad = rebound.logp_dlogp(est)[1]
+            if not np.all(np.isfinite(est)) or np.max(np.abs(grad)) / n > max(BOOTSTRAP_TOL, FINAL_TOL):
+                failed += 1
+                continue
+            kept.append(est)
+    thetas = np.array(kept).reshape(len(kept), theta.size)
+    return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "newton_iterations": int(newton)}
