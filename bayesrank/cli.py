@@ -232,7 +232,13 @@ def _add_gars_parser(sub) -> None:
                         "win-loss-both-good-both-bad needs raw counts with 'tie (bothbad)' kept apart")
     g.add_argument("--fit", type=Path, default=None,
                    help="a saved fit of DATA (fit.nc of 'bayesrank fit --out'): GARS of its implied probabilities; "
-                        "default: the raw counts (saturated model)")
+                        "default: the raw counts (saturated model) when every pair was compared, else a Davidson "
+                        "k_tie=1 fit (MAP; Bradley-Terry without ties), since raw counts say nothing about pairs "
+                        "that never met")
+    g.add_argument("--model", default=None, metavar="SPEC",
+                   help="fit this model (framework[:option=value,...]) by MAP here and use its probabilities")
+    g.add_argument("--counts-only", action="store_true",
+                   help="raw counts even when pairs are missing (observed pairs only: another estimand)")
     g.add_argument("--method", default="map", choices=("map", "posterior"),
                    help="raw counts: MLE with delta-method intervals, or the Dirichlet posterior")
     g.add_argument("--by-judge", action="store_true", help="raw counts: one context per judge (F averaged over judges)")
@@ -739,9 +745,12 @@ def cmd_gars(args) -> int:
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     data = _load(args)
+    if args.fit is not None and (args.model or args.counts_only):
+        raise BayesrankError("--fit, --model and --counts-only each name the source of the GARS; pass one of them.")
     if args.fit is None:
-        result = gars.from_counts(data, args.score, args.scheme, method=args.method, by_judge=args.by_judge,
-                                  n_draws=args.draws, random_seed=args.seed)
+        result = gars.from_data(data, args.score, args.scheme, method=args.method, by_judge=args.by_judge,
+                                framework=framework_from_text(args.model) if args.model else None,
+                                counts_only=args.counts_only, n_draws=args.draws, random_seed=args.seed)
     else:
         if not args.fit.is_file():
             raise BayesrankError(f"--fit {args.fit} is not a file; write one with 'bayesrank fit DATA ... --out DIR'.")

@@ -29,12 +29,15 @@ Scores (all: higher is better)
 On an incomplete comparison graph (raw counts that miss pairs) each F uses the observed pairs
 only (Borda: mean over observed opponents; BT: projection on the observed edges; Rank
 Centrality: walk on the observed graph); a warning says so, since these are then other
-estimands than the complete-graph ones a model implies.
+estimands than the complete-graph ones a model implies. :func:`from_data` (what
+``bayesrank gars DATA`` runs) therefore uses the raw counts only when every pair was compared,
+and otherwise the probabilities of a model fitted to the data (:func:`default_model`), which
+covers every pair.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -52,12 +55,19 @@ from bayesrank.errors import BayesrankError
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.tree import plain
+from bayesrank.model.framework import Framework
+from bayesrank.model.paired import BradleyTerry, Davidson
 from bayesrank.model.saturated import PairCounts, multinomial_covariance, pair_counts, posterior_concentration
 from bayesrank.model.scoring import SCHEMES, SCORES, Scheme, scheme_of
 from bayesrank.results.estimates import check_level, draws, interval_kind, point
-from bayesrank.results.fit import Fit
+from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.io import framework_of, method_of, model_data_of
 
+def default_model(data: Comparisons) -> Framework:
+    """The model whose implied probabilities give the GARS of data that leave pairs uncompared:
+    Davidson with factored ties (k_tie = 1, the package's reference model) when the data have
+    ties, else Bradley–Terry."""
+    return Davidson(k_tie=1) if data.ties.sum() > 0 else BradleyTerry()
 #: s is clipped to [ε, 1 − ε] before the logit of the BT projection.
 LOGIT_EPS = 1e-3
 #: Contexts (or draws) per batch when evaluating F and its derivatives.
@@ -585,3 +595,61 @@ def from_counts(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie
     return Gars(score, scheme.name, source + f" (Dirichlet({alpha:g}) posterior)", "quantile", items,
                 sample.mean(axis=0), sample.std(axis=0, ddof=1), np.cov(sample, rowvar=False), sample,
                 len(pc.contexts), graph.complete_graph, tuple(warnings))
+
+
+def from_data(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *,
+              framework: Framework | None = None, counts_only: bool = False, method: str = "map",
+              by_judge: bool = False, n_draws: int = 1000, random_seed=0) -> Gars:
+    """GARS of data, on every pair of items: the raw counts when they identify it, else a model's.
+
+    GARS average over *all* opponents, so they need the outcome probabilities of every pair.
+    When every pair was compared, the saturated model of the raw counts gives them without any
+    model (:func:`from_counts`). When some pairs never met (arena logs), the raw counts do not
+    identify those pairs' probabilities: then ``framework`` (default :func:`default_model`) is
+    fitted by MAP and its implied probabilities go through F (:func:`from_fit`); the result's
+    warnings say so.
+
+    Parameters
+    ----------
+    data : Comparisons, DataFrame, str or Path
+        Anything :func:`bayesrank.load` accepts.
+    framework : Framework, optional
+        Use this model's probabilities even when the raw counts would do.
+    counts_only : bool
+        Raw counts whatever the design (on an incomplete graph: the observed pairs only, another
+        estimand; see the module docstring).
+    method : {"map", "posterior"}
+        Raw counts: the MLE with delta-method intervals or the Dirichlet posterior.
+    by_judge, n_draws, random_seed
+        As in :func:`from_counts` / :func:`from_fit`.
+
+    Raises
+    ------
+    BayesrankError
+        ``method="posterior"`` on data that leave pairs uncompared without ``counts_only`` (a
+        model's posterior needs a NUTS fit: :func:`from_fit`).
+    """
+    data = data if isinstance(data, Comparisons) else load(data)
+    if counts_only and framework is not None:
+        raise BayesrankError("counts_only and framework exclude each other: the GARS come from one source.")
+    if framework is None:
+        pc = pair_counts(data, scheme_of(scheme).n_categories, by_judge)
+        complete = saturated_graph(pc).complete_graph
+        if counts_only or complete:
+            return from_counts(data, score, scheme, method=method, by_judge=by_judge, n_draws=n_draws,
+                               random_seed=random_seed)
+        if method != "map":
+            raise BayesrankError(
+                "the data leave pairs uncompared, so the raw counts have no posterior for them; fit a model "
+                "by NUTS and take its GARS (gars.from_fit, CLI --fit), or pass counts_only=True "
+                "(--counts-only) for the observed pairs only.")
+        framework = default_model(data)
+        n_pairs = len(pc.items) * (len(pc.items) - 1) // 2
+        why = (f"the data compare {int(saturated_graph(pc).upper.sum())} of {n_pairs} pairs, so the raw counts do "
+               f"not identify the others: these are the GARS of a {framework.label} fit (MAP), which covers "
+               "every pair (counts_only=True / --counts-only for the observed pairs only)")
+    else:
+        why = None
+    fitted = fit_framework(framework, data, method="map")
+    result = from_fit(fitted, score, scheme, n_draws=n_draws, random_seed=random_seed)
+    return result if why is None else replace(result, warnings=(why, *result.warnings))

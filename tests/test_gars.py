@@ -227,6 +227,26 @@ def test_incomplete_graph_is_said_in_words():
     assert any("5 of 6 pairs" in w for w in g.warnings)
 
 
+def test_gars_of_data_use_a_model_where_the_raw_counts_leave_pairs_uncompared():
+    rng = np.random.default_rng(6)
+    data = simulate_counts(np.array([-0.5, 0.0, 0.2, 0.4]), 50, rng)
+    complete = gars.from_data(data, "borda")
+    assert complete.source.startswith("saturated") and np.allclose(complete.estimate, gars.from_counts(data).estimate)
+    sub = data.subset(~((data.a == 0) & (data.b == 3)))
+    modelled = gars.from_data(sub, "borda")
+    assert modelled.complete and "BradleyTerry" in modelled.source  # no ties: Bradley–Terry
+    assert "5 of 6 pairs" in modelled.warnings[0] and "counts_only" in modelled.warnings[0]
+    fitted = gars.from_fit(br.fit(gars.default_model(sub), sub), "borda")
+    assert np.allclose(modelled.estimate, fitted.estimate) and np.allclose(modelled.se, fitted.se)
+    raw = gars.from_data(sub, "borda", counts_only=True)
+    assert np.allclose(raw.estimate, gars.from_counts(sub, "borda").estimate) and not raw.complete
+    assert "ties=drop" in gars.from_data(sub, "bt", framework=br.BradleyTerry(ties="drop")).source
+    with pytest.raises(br.BayesrankError, match="no posterior"):
+        gars.from_data(sub, "borda", method="posterior")
+    with pytest.raises(br.BayesrankError, match="exclude each other"):
+        gars.from_data(sub, framework=br.BradleyTerry(), counts_only=True)
+
+
 # ---------------------------------------------------------------- from fits
 def test_davidson_and_judge_aware_fits_give_borda_on_one_scale():
     data = br.load("mtbench-judges")

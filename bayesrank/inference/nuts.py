@@ -121,10 +121,20 @@ def fit_nuts(
         posterior[name] = posterior[name] * np.nan
     log_likelihood = idata["log_likelihood"].to_dataset()
     estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
-    extra = {"log_likelihood": log_likelihood, "sample_stats": idata["sample_stats"].to_dataset()}
+    extra = {"log_likelihood": log_likelihood, "sample_stats": _text_as_str(idata["sample_stats"].to_dataset())}
     n_params = compiled(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
                     estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
+
+
+def _text_as_str(stats: xr.Dataset) -> xr.Dataset:
+    """Text-valued sample statistics (nutpie's divergence messages: a string or NaN per draw) as
+    strings, empty where there is none — what NetCDF stores, so a saved fit reloads equal."""
+    for name, da in stats.data_vars.items():
+        if da.dtype == object:
+            text = np.array(["" if not isinstance(v, str) else v for v in da.values.ravel()]).reshape(da.shape)
+            stats[name] = da.copy(data=text)
+    return stats
 
 
 def _posterior_estimate(framework, prepared, posterior: xr.Dataset, log_likelihood: xr.Dataset) -> xr.Dataset:
