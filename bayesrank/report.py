@@ -102,16 +102,16 @@ class Report:
         return first.data.summary()
 
     def _board(self, fit: Fit) -> pd.DataFrame:
-        board = fit.leaderboard().head(self.top)
+        board = fit.leaderboard(elo=True).head(self.top)
         groups = tie_groups(fit.tree).set_index("name")["group"]
         board = board.assign(group=board["name"].map(groups))
-        return board[["rank", "name", "score", "lower", "upper", "rank_lower", "rank_upper", "group",
+        return board[["rank", "name", "score", "lower", "upper", "elo", "rank_lower", "rank_upper", "group",
                       "n_comparisons"]]
 
     def _sections(self):
         """(heading, sentences, tables, figures) per fit, in order."""
         for name, fit in self.fits.items():
-            kind = ("Wald 95% intervals (MLE)" if fit.method == "map"
+            kind = (f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
                     else f"95% posterior intervals (NUTS, {fit.diagnostics.get('chains')} chains × "
                          f"{fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)
@@ -129,7 +129,8 @@ class Report:
             out.append(f"<h2>{_e(name)}: {_e(fit.framework.label)}</h2>")
             out.append(f"<p>{_e(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters. "
                        "<em>group</em>: items the data cannot order at 95% (each group starts where an item "
-                       "falls below the group's leader with probability ≥ 0.95).</p>")
+                       "falls below the group's leader with probability ≥ 0.95). <em>elo</em>: 1000 + "
+                       f"400·score/ln 10, a view of the same fit ({_e(fit.framework.scale_note)}).</p>")
             out.append(f"<div class='{'ok' if fit.converged else 'warn'}'>{_e(state)}</div>")
             out += [f"<div class='warn'>{_e(w)}</div>" for w in fit.warnings]
             out.append(_table_html(self._board(fit)))

@@ -54,6 +54,7 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path, posts):
     text = path.read_text()
     assert not re.search(r"""(src|href)=["']https?://""", text)          # nothing remote
     assert text.count("<table") == 4                                     # data, two boards, comparison
+    assert text.count("<th class=''>elo</th>") == 2 and text.count("a view of the same fit (") == 2  # Elo, scale said
     assert text.count("data:image/png;base64,") == 9                    # 4 figures per fit + comparison
     dom, console = render(path, tmp_path)
     assert 'data-figures="9/9"' in dom                                  # every figure decoded
