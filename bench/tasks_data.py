@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from common import HERE, RESULTS, newest, task_main
 
@@ -147,6 +148,15 @@ def bt_2000() -> Path:
     return path
 
 
+def made(maker: str) -> Path:
+    """The input that ``maker()`` (one of the functions above) writes, made in a child process:
+    Linux keeps a process's peak memory across exec, so making a large input in this process
+    would raise the peak every measured child reports."""
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import tasks_data; print(tasks_data.{maker}())"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
 # ---------------------------------------------------------------------- measurements
 def child(code: str) -> dict:
     """Run ``code`` in a fresh interpreter: wall seconds, peak RSS (MiB) and its JSON output."""
@@ -205,22 +215,22 @@ def _versus(path: Path, reader: str, repeats: int = REPEATS) -> dict:
 
 
 def task_csv(repeats: int = REPEATS) -> dict:
-    return {"task": "csv", "input": "synthetic 1.67M-row battles CSV", **_versus(battles_csv(), "read_csv", repeats)}
+    return {"task": "csv", "input": "synthetic 1.67M-row battles CSV", **_versus(made("battles_csv"), "read_csv", repeats)}
 
 
 def task_parquet(repeats: int = REPEATS) -> dict:
-    battles_csv()
+    made("battles_csv")
     return {"task": "parquet", "input": "synthetic 1.67M-row battles Parquet",
             **_versus(CACHE / "battles_1p67m.parquet", "read_parquet", repeats)}
 
 
 def task_parquet_1e8(repeats: int = 1) -> dict:
     return {"task": "parquet_1e8", "input": "10^8 synthetic records, Parquet",
-            **_versus(battles_1e8(), "read_parquet", repeats)}
+            **_versus(made("battles_1e8"), "read_parquet", repeats)}
 
 
 def task_cli_2000(repeats: int = REPEATS) -> dict:
-    path = bt_2000()
+    path = made("bt_2000")
     code = f"""
 import json, resource, subprocess, sys, time
 t0 = time.perf_counter()
