@@ -14,7 +14,7 @@ A task file ``bench/tasks_<topic>.py`` (discovered by ``bench/run.py``) defines
 
 A file whose results are committed (``bench/results/``) also passes ``save`` to
 :func:`task_main`: every output of the ``current`` variant is then kept there as well (with its
-arguments and the time it finished), and its ``report`` falls back on those saved outputs for
+arguments, the time it finished and the load average then), and its ``report`` falls back on those saved outputs for
 the tasks ``results`` lacks (:func:`newest`), so ``python bench/tasks_<topic>.py report``
 rewrites the committed Markdown from the saved outputs and the latest ``bench/results.json``.
 
@@ -157,6 +157,7 @@ def task_main(tasks: dict, argv=None, *, save=None, report=None, report_file: Pa
     out["args"] = args
     out["maxrss_mib"] = maxrss_mib()
     out["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    out["load_average"] = os.getloadavg()
     out = json.loads(json.dumps(out, default=_default))
     if save is not None and VARIANT == "current":
         RESULTS.mkdir(exist_ok=True)

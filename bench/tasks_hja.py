@@ -354,7 +354,10 @@ def report(results: dict) -> list[str]:
         sec = lambda runs, key, spec: f"{median(runs, key):{spec}}" if median(runs, key) is not None else "—"  # noqa: E731
         lines += ["### Speed (bundled `mtbench-judges`: 6 items, 20 judges, 300 cells)", "",
                   f"Medians over {len(speed)} process(es) of this checkout"
-                  + (f" and {len(before)} of the baseline, interleaved" if before else "") + ".", "",
+                  + (f" and {len(before)} of the baseline (`bench/run.py --baseline`, default main), interleaved"
+                     if before else "") + "."
+                  + (f" One-minute load average as they ended: {', '.join(f'{r['load_average'][0]:.1f}' for r in speed + before)}"
+                     " (2 cores)." if all("load_average" in r for r in speed + before) else ""), "",
                   "| what | seconds | baseline | target |", "|---|---|---|---|",
                   f"| rank-2 MAP, first fit in the process (compiles) | {sec(speed, 'map_rank2_first_seconds', '.2f')} | "
                   f"{sec(before, 'map_rank2_first_seconds', '.2f')} | |",
@@ -364,7 +367,10 @@ def report(results: dict) -> list[str]:
                   f"{sec(before, 'cv_rank_0_3_first_seconds', '.1f')} | < 60 |",
                   f"| the same, second run | {sec(speed, 'cv_rank_0_3_second_seconds', '.1f')} | "
                   f"{sec(before, 'cv_rank_0_3_second_seconds', '.1f')} | < 60 |", "",
-                  f"CV chooses rank {speed[-1]['cv_rank']}.", ""]
+                  f"CV chooses rank {speed[-1]['cv_rank']}. The slowest warm fit of each process "
+                  f"({', '.join(f'{max(r['map_rank2_warm_all']):.1f} s' for r in speed)}) is the structure's fourth "
+                  "use, which JIT-compiles its log-density (`inference/backend.py`, `JIT_AFTER`); the median "
+                  "is not moved by it.", ""]
     solvers = load("solvers")
     if solvers:
         lines += ["### The PyMC MAP against the paper's alternating solver (ReAnchor, τ = "
