@@ -333,6 +333,14 @@ def task_noisy(seeds: int = 20):
 
 
 # ====================================================================== report
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of k successes in n trials."""
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    return (float(beta.ppf(a, k, n - k + 1)) if k else 0.0, float(beta.ppf(1 - a, k + 1, n - k)) if k < n else 1.0)
+
+
 def report(results: dict) -> list[str]:
     """The HJA section: each task's newest output (this run's, else the committed one)."""
     from bayesrank.papers import HJA_HOLDOUT_TIE_EXCLUDED, HJA_TABLE1, HJA_TABLE1_COLUMNS
@@ -401,15 +409,17 @@ def report(results: dict) -> list[str]:
                   "r = 0, 1 (the authors' code compares {0, r*})"
                   + (f", from NUTS fits ({loo['nuts']['chains']} chains × {loo['nuts']['draws']} draws after "
                      f"{loo['nuts']['tune']} tuning steps, nutpie; LOO per cell)" if loo else "")
-                  + ". ± is the Monte Carlo standard error √(p(1 − p)/n); a replicate in which no candidate "
-                  "could be fitted (the MLE does not exist) counts as a miss.", "",
-                  "| criterion | comparisons T | replicates | P(r̂ = 1) | picks r = 0/1/2 | no candidate fitted | seconds |",
-                  "|---|---|---|---|---|---|---|"]
+                  + ". ± is the Monte Carlo standard error √(p(1 − p)/n), which is 0 when every replicate "
+                  "chooses r = 1, so the exact (Clopper–Pearson) 95% interval is given too; a replicate in which no "
+                  "candidate could be fitted (the MLE does not exist) counts as a miss.", "",
+                  "| criterion | comparisons T | replicates | P(r̂ = 1) | exact 95% interval | picks r = 0/1/2 | "
+                  "no candidate fitted | seconds |", "|---|---|---|---|---|---|---|---|"]
         for name, out in (("BIC", bic), ("PSIS-LOO", loo)):
             for r in (out or {}).get("rows", []):
                 picks = "/".join(str(r["picks"].get(str(k), "—")) for k in range(3))
+                lo, hi = clopper_pearson(round(r["correct"] * r["replicates"]), r["replicates"])
                 lines.append(f"| {name} | {r['comparisons']} | {r['replicates']} | {r['correct']:.3f} ± {r['mc_se']:.3f} | "
-                             f"{picks} | {r['failed']} | {r['seconds']:.0f} |")
+                             f"{lo:.3f}–{hi:.3f} | {picks} | {r['failed']} | {r['seconds']:.0f} |")
         lines.append("")
     hold = load("holdout")
     if hold:
