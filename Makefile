@@ -27,8 +27,6 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) bench/run.py
-	$(PY) bench/tasks_hja.py speed
-	$(PY) bench/tasks_hja.py report
 
 models: $(STAMP)
 	bash models/regenerate.sh

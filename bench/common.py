@@ -12,6 +12,12 @@ A task file ``bench/tasks_<topic>.py`` (discovered by ``bench/run.py``) defines
 * ``report(results) -> list[str]``: the file's Markdown section, from
   ``results[task][variant]`` = the list of outputs of that task's processes.
 
+A file whose results are committed (``bench/results/``) also passes ``save`` to
+:func:`task_main`: every output of the ``current`` variant is then kept there as well (with its
+arguments, the time it finished and the load average then), and its ``report`` falls back on those saved outputs for
+the tasks ``results`` lacks (:func:`newest`), so ``python bench/tasks_<topic>.py report``
+rewrites the committed Markdown from the saved outputs and the latest ``bench/results.json``.
+
 Every figure in a report is a median of interleaved repeats: within a process the task
 alternates ours and each peer; across processes run.py alternates the variants.
 
@@ -25,14 +31,20 @@ their chains in parallel (one chain per core), which is what a user gets.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+#: Committed outputs and per-file reports.
+RESULTS = HERE / "results"
+#: "current" (this checkout) or "baseline" (run.py sets it for every task process).
+VARIANT = os.environ.get("BENCH_VARIANT", "current")
 
 #: Environment that pins every library's threads to one (set by run.py for every task process).
 THREAD_ENV = {
@@ -100,17 +112,57 @@ def fmt(x, spec="{:.3f}", none="n/a"):
     return spec.format(x)
 
 
-def task_main(tasks: dict, argv=None) -> None:
-    """Entry point of a task file: run ``argv[0]`` with the JSON arguments ``argv[1]``."""
+def ok(outputs) -> list[dict]:
+    """The outputs that did not fail."""
+    return [o for o in outputs or [] if "error" not in o]
+
+
+def newest(results: dict, task: str, variant: str = "current", saved: dict | None = None) -> list[dict]:
+    """The successful outputs of ``task`` in ``results`` (run.py's), or ``[saved]`` (the
+    committed output) when that is newer or the run has none."""
+    runs = ok((results.get(task) or {}).get(variant))
+    if saved and "error" not in saved and (
+            not runs or saved.get("finished", "") > max(r.get("finished", "") for r in runs)):
+        return [saved]
+    return runs
+
+
+def stored_results(stem: str) -> dict:
+    """``bench/results.json``'s results of task file ``stem`` (empty when there is none)."""
+    path = HERE / "results.json"
+    return json.loads(path.read_text()).get("results", {}).get(stem, {}) if path.exists() else {}
+
+
+def task_main(tasks: dict, argv=None, *, save=None, report=None, report_file: Path | None = None) -> None:
+    """Entry point of a task file: run ``argv[0]`` with the JSON arguments ``argv[1]``.
+
+    ``save(task, output)``: keep the output of the current variant (committed results);
+    ``report`` and ``report_file``: ``argv[0] == "report"`` writes the file's report there.
+    """
     import warnings
 
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"] and report is not None:
+        text = "\n".join(report(stored_results(Path(sys.argv[0]).stem))) + "\n"
+        if report_file is not None:
+            report_file.write_text(text)
+        print(text)
+        return
+    if not argv or argv[0] not in tasks:
+        sys.exit(f"usage: {Path(sys.argv[0]).name} {{{'|'.join(tasks)}{'|report' if report else ''}}} ['{{JSON arguments}}']")
     name, args = argv[0], (json.loads(argv[1]) if len(argv) > 1 else {})
     warnings.simplefilter("ignore")
     out = tasks[name](**args)
     out["task"] = name
+    out["args"] = args
     out["maxrss_mib"] = maxrss_mib()
-    print("BENCH_JSON " + json.dumps(out, default=_default), flush=True)
+    out["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    out["load_average"] = os.getloadavg()
+    out = json.loads(json.dumps(out, default=_default))
+    if save is not None and VARIANT == "current":
+        RESULTS.mkdir(exist_ok=True)
+        save(name, out)
+    print("BENCH_JSON " + json.dumps(out), flush=True)
 
 
 def _default(o):

@@ -1,8 +1,10 @@
 """Benchmarks of what Arena-style leaderboard users expect (issue 12), each in its own process.
 
-``python bench/tasks_arena.py TASK`` runs one task and prints one line ``BENCH_JSON {...}``;
-``python bench/tasks_arena.py all`` runs every task in a fresh subprocess and writes the table
-``bench/results/arena.md`` (and the raw numbers, ``bench/results/arena.json``).
+Run by ``bench/run.py`` (protocol: ``bench/common.py``; ``--only tasks_arena``, ``--quick``: the
+sandwich and fragility checks). ``python bench/tasks_arena.py TASK '{"arg": ...}'`` runs one task
+and prints one line ``BENCH_JSON {...}``; either way the output of this checkout is also kept in
+``bench/results/arena.json`` (task → output), and ``python bench/tasks_arena.py report`` writes
+the table ``bench/results/arena.md`` from those and the latest ``bench/results.json``.
 
 Tasks
 -----
@@ -31,30 +33,28 @@ hierarchical
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(ROOT))
+from common import RESULTS, newest, task_main
 
-TASKS = ("sandwich", "bootstrap", "style", "rank-coverage", "fragility", "hierarchical")
 #: Must-show targets of issue 12.
 TARGET_SANDWICH = 0.01       # relative difference to arena-rank's intervals
 TARGET_BOOTSTRAP_SECONDS = 30.0
 TARGET_COVERAGE = 0.95
 
 
-def emit(out: dict) -> None:
-    print("BENCH_JSON " + json.dumps(out, default=float))
+def saved() -> dict:
+    """The committed outputs, task → output."""
+    path = RESULTS / "arena.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save(task: str, out: dict) -> None:
+    (RESULTS / "arena.json").write_text(json.dumps({**saved(), task: out}, indent=1) + "\n")
 
 
 def arena_rank_dataset(data):
@@ -76,7 +76,7 @@ def arena_rank_dataset(data):
 
 
 # ====================================================================== tasks
-def task_sandwich(args):
+def task_sandwich():
     import bayesrank as br
     from arena_rank.models.bradley_terry import BradleyTerry as ArenaBT
 
@@ -100,7 +100,7 @@ def task_sandwich(args):
     wald = br.fit(br.BradleyTerry(), data, intervals="wald").leaderboard().set_index("name").loc[list(data.items)]
     ratio_default, ratio_exact = ours / theirs, ours / theirs_exact
     s_theirs = np.asarray(res["ratings"]) - np.mean(np.asarray(res["ratings"]))
-    emit({"task": "sandwich", "ours_seconds": ours_seconds, "arena_rank_seconds": theirs_seconds,
+    return {"task": "sandwich", "ours_seconds": ours_seconds, "arena_rank_seconds": theirs_seconds,
           "ratio_default_median": float(np.median(ratio_default)), "ratio_default_min": float(ratio_default.min()),
           "ratio_default_max": float(ratio_default.max()),
           "share_within_1pct_default": float(np.mean(np.abs(ratio_default - 1) <= TARGET_SANDWICH)),
@@ -108,10 +108,10 @@ def task_sandwich(args):
           "ratio_no_ridge_max": float(ratio_exact.max()),
           "sandwich_over_wald_median": float(np.median((board["upper"] - board["lower"]) /
                                                        (wald["upper"] - wald["lower"]))),
-          "max_score_difference_elo": float(np.max(np.abs(board["score"].to_numpy() * scale - s_theirs)))})
+          "max_score_difference_elo": float(np.max(np.abs(board["score"].to_numpy() * scale - s_theirs)))}
 
 
-def task_bootstrap(args):
+def task_bootstrap(n_boot: int = 1000, arena_boot: int = 100):
     import multiprocessing as mp
 
     import bayesrank as br
@@ -119,15 +119,15 @@ def task_bootstrap(args):
     data = br.load("arena-2024")
     br.fit(br.BradleyTerry(), data)  # compile outside the timing (a warm model, as in a session)
     t0 = time.perf_counter()
-    fit = br.fit(br.BradleyTerry(), data, intervals="bootstrap", n_boot=args.n_boot, random_seed=1)
+    fit = br.fit(br.BradleyTerry(), data, intervals="bootstrap", n_boot=n_boot, random_seed=1)
     ours = time.perf_counter() - t0
     boot = fit.diagnostics["bootstrap"]
     sandwich = br.fit(br.BradleyTerry(), data, intervals="sandwich").leaderboard().set_index("name")
     board = fit.leaderboard().set_index("name").loc[sandwich.index]
-    out = {"task": "bootstrap", "n_boot": args.n_boot, "ours_seconds": ours, "ours_bootstrap_seconds": boot["seconds"],
-           "n_failed": boot["n_failed"], "newton_iterations_per_refit": boot["newton_iterations"] / args.n_boot,
+    out = {"task": "bootstrap", "n_boot": n_boot, "ours_seconds": ours, "ours_bootstrap_seconds": boot["seconds"],
+           "n_failed": boot["n_failed"], "newton_iterations_per_refit": boot["newton_iterations"] / n_boot,
            "se_bootstrap_over_sandwich_median": float(np.median(board["se"] / sandwich["se"]))}
-    if args.arena_boot:
+    if arena_boot:
         from arena_rank.models.bradley_terry import BradleyTerry as ArenaBT
 
         mp.set_start_method("spawn", force=True)
@@ -135,24 +135,24 @@ def task_bootstrap(args):
         model = ArenaBT(data.n_items)
         model.fit(ds)
         t0 = time.perf_counter()
-        model.compute_ratings_and_cis(ds, ci_method="bootstrap", num_bootstrap=args.arena_boot, n_jobs=os.cpu_count())
-        out.update(arena_rank_n_boot=args.arena_boot, arena_rank_seconds=time.perf_counter() - t0,
+        model.compute_ratings_and_cis(ds, ci_method="bootstrap", num_bootstrap=arena_boot, n_jobs=os.cpu_count())
+        out.update(arena_rank_n_boot=arena_boot, arena_rank_seconds=time.perf_counter() - t0,
                    arena_rank_jobs=os.cpu_count())
-    emit(out)
+    return out
 
 
-def task_style(args):
+def task_style(replicates: int = 40):
     import bayesrank as br
     from bayesrank.simulate import battles
     from bayesrank.style import style_effects
 
     beta = np.array([0.4, -0.25])
     scores = np.linspace(-1, 1, 8)
-    out = {"task": "style", "beta": beta.tolist(), "replicates": args.replicates}
+    out = {"task": "style", "beta": beta.tolist(), "replicates": replicates}
     for name, fw, eta in (("bt", br.BradleyTerry(), None), ("davidson", br.Davidson(), -0.5)):
         covered, est = [], []
         t0 = time.perf_counter()
-        for seed in range(args.replicates):
+        for seed in range(replicates):
             df = battles(scores - scores.mean(), 4000, np.random.default_rng(seed), beta=beta, eta=eta)
             effects = style_effects(br.fit(fw, br.load(df, contrasts=["z0", "z1"])))
             covered.append(((effects["lower"] <= beta) & (beta <= effects["upper"])).to_numpy())
@@ -160,10 +160,10 @@ def task_style(args):
         covered, est = np.array(covered), np.array(est)
         out[name] = {"coverage": covered.mean(axis=0).tolist(), "mean_estimate": est.mean(axis=0).tolist(),
                      "seconds": time.perf_counter() - t0}
-    emit(out)
+    return out
 
 
-def task_rank_coverage(args):
+def task_rank_coverage(replicates: int = 200):
     import bayesrank as br
     from bayesrank.results.ranksets import rank_sets
     from bayesrank.simulate import item_names
@@ -175,11 +175,11 @@ def task_rank_coverage(args):
     a, b = np.triu_indices(m, k=1)
     p = 1 / (1 + np.exp(-(true[a] - true[b])))
     names = np.asarray(item_names(m), dtype=object)
-    out = {"task": "rank-coverage", "replicates": args.replicates, "items": m}
+    out = {"task": "rank-coverage", "replicates": replicates, "items": m}
     for method in ("wald", "bootstrap"):
         hits, top1, widths = [], [], []
         t0 = time.perf_counter()
-        for seed in range(args.replicates):
+        for seed in range(replicates):
             rng = np.random.default_rng(seed)
             wins = rng.binomial(300, p)
             data = br.Comparisons.from_cells(names[a], names[b], wins, 300 - wins)
@@ -191,10 +191,10 @@ def task_rank_coverage(args):
             widths.append(float(np.mean(sets["rank_set_upper"] - sets["rank_set_lower"] + 1)))
         out[method] = {"coverage_all_ranks": float(np.mean(hits)), "coverage_top1_set": float(np.mean(top1)),
                        "mean_set_size": float(np.mean(widths)), "seconds": time.perf_counter() - t0}
-    emit(out)
+    return out
 
 
-def task_fragility(args):
+def task_fragility():
     import bayesrank as br
     from bayesrank.fragility import fragility, without_votes
 
@@ -212,14 +212,14 @@ def task_fragility(args):
                           "top_before": result.top_before, "top_after_independent_refit": top,
                           "confirmed_by_independent_refit": sorted(top) != sorted(result.top_before),
                           "sentence": result.sentence()}
-    emit(out)
+    return out
 
 
-def task_hierarchical(args):
+def task_hierarchical(seed: int = 0, draws: int = 500):
     import bayesrank as br
     from bayesrank.simulate import battles
 
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     m, tau = 8, 0.35
     mu = np.linspace(-1.2, 1.2, m)
     sizes = {"c0": 3000, "c1": 3000, "c2": 120, "c3": 120, "c4": 120, "c5": 120}
@@ -229,7 +229,7 @@ def task_hierarchical(args):
 
     frames = [battles(truth[c], n, rng, categories=[c]) for c, n in sizes.items()]
     df = pd.concat(frames, ignore_index=True)
-    kw = dict(method="nuts", draws=args.draws, tune=args.draws, chains=2, random_seed=args.seed)
+    kw = dict(method="nuts", draws=draws, tune=draws, chains=2, random_seed=seed)
     t0 = time.perf_counter()
     pooled = br.fit(br.ByCategory(), br.load(df, by="category"), **kw)
     hier_seconds = time.perf_counter() - t0
@@ -250,7 +250,7 @@ def task_hierarchical(args):
     small = [c for c, n in sizes.items() if n < 1000]
     out["small_mean_rmse"] = {k: float(np.mean([out["per_category"][c][k] for c in small]))
                               for k in ("rmse_hierarchical", "rmse_separate_nuts")}
-    emit(out)
+    return out
 
 
 def rmse(got, want) -> float:
@@ -258,32 +258,36 @@ def rmse(got, want) -> float:
     return float(np.sqrt(np.mean((got - got.mean() - want) ** 2)))
 
 
-# ====================================================================== runner
-def run_all(args) -> None:
-    """Run the tasks (``--tasks``, default all) in fresh processes; the results of earlier runs of
-    other tasks are kept, and the files are rewritten after every task."""
-    path = RESULTS / "arena.json"
-    results = json.loads(path.read_text()) if path.exists() else {}
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    RESULTS.mkdir(exist_ok=True)
-    for task in args.tasks or TASKS:
-        print(f"  {task} ...", flush=True)
-        extra = ["--arena-boot", str(args.arena_boot), "--n-boot", str(args.n_boot)] if task == "bootstrap" else []
-        try:
-            proc = subprocess.run([sys.executable, __file__, task, *extra], capture_output=True, text=True, env=env,
-                                  cwd=ROOT, timeout=args.timeout)
-            line = [x for x in proc.stdout.splitlines() if x.startswith("BENCH_JSON ")]
-            results[task] = json.loads(line[-1][len("BENCH_JSON "):]) if line else {"error": proc.stderr[-2000:]}
-        except subprocess.TimeoutExpired:
-            results[task] = {"error": f"timed out after {args.timeout} s"}
-        path.write_text(json.dumps(results, indent=1, default=float) + "\n")
-        (RESULTS / "arena.md").write_text(table(results))
-    print(table(results))
+# ====================================================================== protocol
+TASKS = {"sandwich": task_sandwich, "bootstrap": task_bootstrap, "style": task_style,
+         "rank-coverage": task_rank_coverage, "fragility": task_fragility, "hierarchical": task_hierarchical}
+
+#: ``--quick``: the sandwich against arena-rank and the fragility check (a minute or two each).
+SUITE = [
+    {"task": "sandwich", "timeout": 1800, "quick": True},
+    {"task": "bootstrap", "args": {"n_boot": 1000, "arena_boot": 100}, "timeout": 7200},
+    {"task": "style", "args": {"replicates": 40}, "timeout": 3600},
+    {"task": "rank-coverage", "args": {"replicates": 200}, "timeout": 7200},
+    {"task": "fragility", "timeout": 1800, "quick": True},
+    {"task": "hierarchical", "args": {"seed": 0, "draws": 500}, "timeout": 7200},
+]
+
+
+def report(results: dict) -> list[str]:
+    """The table, from each task's newest output (this run's, else the committed one)."""
+    stored = saved()
+    latest = {}
+    for task in TASKS:
+        runs = newest(results, task, saved=stored.get(task))
+        if runs:
+            latest[task] = runs[-1]
+        elif "error" in stored.get(task, {}):
+            latest[task] = stored[task]
+    return table(latest).splitlines()
 
 
 def table(r: dict) -> str:
-    lines = ["# Arena-style leaderboards (issue 12): bench/tasks_arena.py", "",
+    lines = ["## Arena-style leaderboards (issue 12): bench/tasks_arena.py", "",
              "| what | measured | target |", "|---|---|---|"]
     s = r.get("sandwich", {})
     if "ratio_no_ridge_max" in s:
@@ -340,29 +344,5 @@ def table(r: dict) -> str:
     return "\n".join(lines + errors) + "\n"
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("task", choices=(*TASKS, "all", "table"))
-    p.add_argument("--n-boot", type=int, default=1000)
-    p.add_argument("--arena-boot", type=int, default=1000, help="arena-rank bootstrap resamples (0: skip)")
-    p.add_argument("--replicates", type=int, default=None)
-    p.add_argument("--draws", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tasks", nargs="*", choices=TASKS, default=None, help="with 'all': the tasks to run")
-    p.add_argument("--timeout", type=float, default=3600, help="with 'all': seconds per task")
-    args = p.parse_args()
-    if args.task == "all":
-        return run_all(args)
-    if args.task == "table":
-        print(table(json.loads((RESULTS / "arena.json").read_text())))
-        return None
-    if args.replicates is None:
-        args.replicates = {"style": 40, "rank-coverage": 200}.get(args.task, 1)
-    {"sandwich": task_sandwich, "bootstrap": task_bootstrap, "style": task_style,
-     "rank-coverage": task_rank_coverage, "fragility": task_fragility,
-     "hierarchical": task_hierarchical}[args.task](args)
-    return None
-
-
 if __name__ == "__main__":
-    main()
+    task_main(TASKS, save=save, report=report, report_file=RESULTS / "arena.md")

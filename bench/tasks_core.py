@@ -479,5 +479,6 @@ def _table(title, header, rows) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
+    # last, so that run.py's PYTHONPATH (the baseline's code, for that variant) comes first
+    sys.path.append(str(ROOT))
     task_main(TASKS)

@@ -1,9 +1,12 @@
 """Benchmark tasks of the data layer: raw logs aggregated against DuckDB's own GROUP BY, and
 memory bounded in the number of items through the CLI.
 
-``python bench/tasks_data.py TASK`` prints one line ``BENCH_JSON {...}``; ``python
-bench/tasks_data.py all`` runs every task and writes the table to ``bench/results/data.md``.
-Self-contained: the inputs are generated here (into ``bench/.cache/``, untracked) and every
+Run by ``bench/run.py`` (protocol: ``bench/common.py``; ``--only tasks_data``, ``--quick``: the
+1.67M-row CSV and Parquet and the 2,000-item CLI fit). ``python bench/tasks_data.py TASK
+'{"repeats": 3}'`` runs one task and prints one line ``BENCH_JSON {...}``; either way the output
+of this checkout is also kept in ``bench/results/data.json`` (task → output), and ``python
+bench/tasks_data.py report`` writes the table ``bench/results/data.md`` from those and the latest
+``bench/results.json``. Self-contained: the inputs are generated here (into ``bench/.cache/``, untracked) and every
 measurement runs in its own fresh subprocess, so peak memory (the child's maximum resident set
 size) is per measurement and includes the interpreter and the imports. Repeats interleave ours
 and the peer; figures are medians.
@@ -36,10 +39,10 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from common import HERE, RESULTS, newest, task_main
+
 CACHE = HERE / ".cache"
-RESULTS = HERE / "results" / "data.md"
-REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+REPEATS = 3
 N_BATTLES = 1_670_250
 N_BIG = 100_000_000
 
@@ -145,6 +148,15 @@ def bt_2000() -> Path:
     return path
 
 
+def made(maker: str) -> Path:
+    """The input that ``maker()`` (one of the functions above) writes, made in a child process:
+    Linux keeps a process's peak memory across exec, so making a large input in this process
+    would raise the peak every measured child reports."""
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import tasks_data; print(tasks_data.{maker}())"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
 # ---------------------------------------------------------------------- measurements
 def child(code: str) -> dict:
     """Run ``code`` in a fresh interpreter: wall seconds, peak RSS (MiB) and its JSON output."""
@@ -202,22 +214,23 @@ def _versus(path: Path, reader: str, repeats: int = REPEATS) -> dict:
             "bayesrank_import_seconds": med(ours, "import_seconds")}
 
 
-def task_csv() -> dict:
-    return {"task": "csv", "input": "synthetic 1.67M-row battles CSV", **_versus(battles_csv(), "read_csv")}
+def task_csv(repeats: int = REPEATS) -> dict:
+    return {"task": "csv", "input": "synthetic 1.67M-row battles CSV", **_versus(made("battles_csv"), "read_csv", repeats)}
 
 
-def task_parquet() -> dict:
-    battles_csv()
+def task_parquet(repeats: int = REPEATS) -> dict:
+    made("battles_csv")
     return {"task": "parquet", "input": "synthetic 1.67M-row battles Parquet",
-            **_versus(CACHE / "battles_1p67m.parquet", "read_parquet")}
+            **_versus(CACHE / "battles_1p67m.parquet", "read_parquet", repeats)}
 
 
-def task_parquet_1e8() -> dict:
-    return {"task": "parquet_1e8", "input": "10^8 synthetic records, Parquet", **_versus(battles_1e8(), "read_parquet", 1)}
+def task_parquet_1e8(repeats: int = 1) -> dict:
+    return {"task": "parquet_1e8", "input": "10^8 synthetic records, Parquet",
+            **_versus(made("battles_1e8"), "read_parquet", repeats)}
 
 
-def task_cli_2000() -> dict:
-    path = bt_2000()
+def task_cli_2000(repeats: int = REPEATS) -> dict:
+    path = made("bt_2000")
     code = f"""
 import json, resource, subprocess, sys, time
 t0 = time.perf_counter()
@@ -228,18 +241,43 @@ rows = [line for line in p.stdout.splitlines() if line.strip().startswith(tuple(
 print(json.dumps({{"seconds": time.perf_counter() - t0, "rows": len(rows),
                   "peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}}))
 """
-    runs = [child(code) for _ in range(REPEATS)]
+    runs = [child(code) for _ in range(repeats)]
     return {"task": "cli_2000", "input": "2,000 items, 21,984 pairs, BT, leaderboard with rank intervals",
-            "rows": runs[0]["rows"], "repeats": REPEATS,
+            "rows": runs[0]["rows"], "repeats": repeats,
             "seconds": statistics.median(r["seconds"] for r in runs),
             "peak_mib": statistics.median(r["peak_mib"] for r in runs)}
 
 
 TASKS = {"csv": task_csv, "parquet": task_parquet, "parquet_1e8": task_parquet_1e8, "cli_2000": task_cli_2000}
 
+#: ``--quick``: everything but the 10⁸ records (whose input alone takes minutes to write).
+SUITE = [
+    {"task": "csv", "args": {"repeats": 3}, "timeout": 1800, "quick": True},
+    {"task": "parquet", "args": {"repeats": 3}, "timeout": 1800, "quick": True},
+    {"task": "parquet_1e8", "args": {"repeats": 1}, "timeout": 7200},
+    {"task": "cli_2000", "args": {"repeats": 3}, "timeout": 3600, "quick": True},
+]
+
+
+def saved() -> dict:
+    """The committed outputs, task → output."""
+    path = RESULTS / "data.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save(task: str, out: dict) -> None:
+    (RESULTS / "data.json").write_text(json.dumps({**saved(), task: out}, indent=1) + "\n")
+
+
+def report(results: dict) -> list[str]:
+    """The table, from each task's newest output (this run's, else the committed one)."""
+    stored = saved()
+    latest = [runs[-1] for runs in (newest(results, task, saved=stored.get(task)) for task in TASKS) if runs]
+    return table(latest).splitlines()
+
 
 def table(results: list[dict]) -> str:
-    lines = ["# Data layer benchmarks (bench/tasks_data.py)", "",
+    lines = ["## Data layer benchmarks (bench/tasks_data.py)", "",
              "Medians of interleaved repeats, each in a fresh process; peak = maximum resident set size of that "
              "process (interpreter and imports included). The 1.67M-row log is synthetic (see the module docstring).",
              "", "| task | input | bayesrank | DuckDB GROUP BY | ratio | bayesrank peak | DuckDB peak |",
@@ -256,21 +294,5 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    names = list(TASKS) if argv[:1] == ["all"] else argv
-    if not names or any(n not in TASKS for n in names):
-        print(f"usage: python bench/tasks_data.py {{{'|'.join(TASKS)}|all}}", file=sys.stderr)
-        return 2
-    results = []
-    for name in names:
-        result = TASKS[name]()
-        results.append(result)
-        print("BENCH_JSON " + json.dumps(result), flush=True)
-    if argv[:1] == ["all"]:
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(table(results))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    task_main(TASKS, save=save, report=report, report_file=RESULTS / "data.md")

@@ -1,8 +1,11 @@
 """HJA benchmark tasks (issue 9): speed, the paper's simulation and real-data protocols.
 
-``python bench/tasks_hja.py TASK [options]`` runs one task in this process, prints one line
-``BENCH_JSON {...}`` and saves the same JSON to ``bench/results/hja-TASK.json``;
-``python bench/tasks_hja.py report`` turns the saved results into ``bench/results/hja.md``.
+Run by ``bench/run.py`` (protocol: ``bench/common.py``): ``bench/run.py --only tasks_hja``
+runs the ``SUITE`` below (``--quick``: speed and solvers, minutes; the statistical protocols
+take from minutes to hours). ``python bench/tasks_hja.py TASK '{"arg": ...}'`` runs one task in
+this process; either way the output of this checkout is also saved to
+``bench/results/hja-TASK.json``, and ``python bench/tasks_hja.py report`` writes
+``bench/results/hja.md`` from the saved outputs and the latest ``bench/results.json``.
 
 Tasks
 -----
@@ -15,8 +18,9 @@ Tasks
                 comparisons): coverage of the 95% Wald intervals of μ_i − μ_j and γ_k, ours
                 (identified tangent space) and the authors' pseudo-inverse variant, over the
                 same replicates (target: ours 0.93–0.97).
-``rank``        probability that BIC (r = 0, 1, 2; MAP fits) and PSIS-LOO (r = 0, 1; NUTS fits)
-                choose the true rank r* = 1 as the comparisons grow.
+``rank-bic``    probability that BIC (r = 0, 1, 2; MAP fits) chooses the true rank r* = 1 as the
+                comparisons grow (Monte Carlo standard errors over replicates).
+``rank-loo``    the same for PSIS-LOO (r = 0, 1, as the authors' code compares {0, r*}; NUTS fits).
 ``holdout``     the paper's Table 1 hold-out protocol on the bundled MT-Bench records:
                 record-level 80/20 split, 20 seeds, HJA (rank by 5-fold CV on the training
                 part), judge-aware (JA) and pooled BTL; accuracy with ties counted as errors
@@ -27,46 +31,44 @@ Tasks
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 import time
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from common import RESULTS, median, newest, task_main, timed
 
 
-def emit(task: str, payload: dict) -> None:
-    from bayesrank.inference.tree import plain
+def plain(payload: dict) -> dict:
+    """NumPy values → JSON values, non-finite floats → None (the committed JSON stays valid)."""
+    from bayesrank.inference.tree import plain as to_plain
 
-    payload = plain({"task": task, **payload})
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"hja-{task}.json").write_text(json.dumps(payload, indent=1) + "\n")
-    print("BENCH_JSON " + json.dumps(payload))
+    return to_plain(payload)
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
+def save(task: str, out: dict) -> None:
+    (RESULTS / f"hja-{task}.json").write_text(json.dumps(out, indent=1) + "\n")
+
+
+def saved(task: str) -> dict | None:
+    path = RESULTS / f"hja-{task}.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 # ====================================================================== speed
-def task_speed(args):
+def task_speed(n_warm: int = 7):
     import bayesrank as br
     from bayesrank.selection import select_rank
 
     data = br.load("mtbench-judges")
     first, fit = timed(lambda: br.fit(br.HJA(rank=2), data))
-    warm = [timed(lambda: br.fit(br.HJA(rank=2), data))[0] for _ in range(7)]
+    warm = [timed(lambda: br.fit(br.HJA(rank=2), data))[0] for _ in range(n_warm)]
     cv_first, sel = timed(lambda: select_rank(data, criterion="cv", max_rank=3))
     cv_second, _ = timed(lambda: select_rank(data, criterion="cv", max_rank=3))
-    emit("speed", {
+    return plain({
         "map_rank2_first_seconds": first, "map_rank2_warm_seconds": statistics.median(warm), "map_rank2_warm_all": warm,
         "map_converged": fit.converged, "map_nll": fit.nll,
         "cv_rank_0_3_first_seconds": cv_first, "cv_rank_0_3_second_seconds": cv_second,
@@ -76,7 +78,7 @@ def task_speed(args):
 
 
 # ====================================================================== solvers
-def task_solvers(args):
+def task_solvers(tau: float = 30.0):
     import bayesrank as br
     from bayesrank.inference.alternating import fit_alternating
 
@@ -84,13 +86,13 @@ def task_solvers(args):
     rows = []
     for r in (0, 1, 2):
         t_map, fit = timed(lambda: br.fit(br.HJA(rank=r), data))
-        t_alt, alt = timed(lambda: fit_alternating(br.HJA(rank=r), data, tau=args.tau))
+        t_alt, alt = timed(lambda: fit_alternating(br.HJA(rank=r), data, tau=tau))
         rows.append({"rank": r, "map_loglik": fit.loglik, "alternating_loglik": alt.loglik,
                      "relative_difference": abs(alt.loglik - fit.loglik) / abs(fit.loglik),
                      "alternating_iterations": alt.iterations, "alternating_converged": alt.converged,
                      "nll_monotone": bool(np.all(np.diff(alt.nll_history) <= 1e-12)),
                      "map_seconds": t_map, "alternating_seconds": t_alt})
-    emit("solvers", {"tau": args.tau, "rows": rows, "target": 1e-6})
+    return plain({"tau": tau, "rows": rows, "target": 1e-6})
 
 
 # ====================================================================== coverage
@@ -142,46 +144,63 @@ def summarise_coverage(reps: list[dict]) -> dict:
     return out
 
 
-def task_coverage(args):
+def task_coverage(replicates: int = 400, budgets=(3000,)):
     rows = []
-    for T in args.budgets:
+    for T in budgets:
         t0 = time.perf_counter()
-        reps = [coverage_replicate(s, T) for s in range(args.replicates)]
+        reps = [coverage_replicate(s, T) for s in range(replicates)]
         rows.append({"comparisons": T, **summarise_coverage(reps), "seconds": time.perf_counter() - t0})
         print(json.dumps(rows[-1]), file=sys.stderr)
-    emit("coverage", {"design": {"n_items": 8, "n_judges": 4, "rank": 1, "gamma": "4·Dirichlet(1,1,1,1)",
+    return plain({"design": {"n_items": 8, "n_judges": 4, "rank": 1, "gamma": "4·Dirichlet(1,1,1,1)",
                                  "seeds": "truth 7000 + 1000·rep, comparisons + 1"},
                       "rows": rows, "target": [0.93, 0.97]})
 
 
 # ====================================================================== rank selection accuracy
-def task_rank(args):
+#: The candidates of each criterion: BIC compares r = 0, 1, 2; LOO compares {0, r*} as the
+#: authors' code does (each NUTS fit costs minutes).
+RANK_CANDIDATES = {"bic": 2, "loo": 1}
+
+
+def task_rank(criterion: str, replicates: int, budgets, draws: int = 500, tune: int = 500, chains: int = 2):
+    """How often ``criterion`` chooses the true rank r* = 1 of the paper's design, per budget T of
+    comparisons; the same seeded replicates for every criterion. A replicate whose every
+    candidate fails to fit (sparse data: the MLE does not exist) counts as a miss and is
+    reported apart."""
     import bayesrank as br
-    from bayesrank.selection import select_rank
+    from bayesrank.errors import BayesrankError
     from bayesrank.papers import hja_comparisons, hja_truth
+    from bayesrank.selection import select_rank
 
     rows = []
-    for T in args.budgets:
-        chosen = {"bic": [], "loo": []}
-        t0 = time.perf_counter()
-        for rep in range(max(args.replicates, args.loo_replicates)):
+    for T in budgets:
+        picks, t0 = [], time.perf_counter()
+        for rep in range(replicates):
             truth = hja_truth(seed=7000 + 1000 * rep)
             data = hja_comparisons(truth["S"], T, seed=7000 + 1000 * rep + 1)
-            if rep < args.replicates:
-                chosen["bic"].append(select_rank(data, br.HJA(), "bic", max_rank=2).rank)
-            if rep < args.loo_replicates:
-                nuts = {"draws": args.draws, "tune": args.tune, "chains": 2, "random_seed": rep}
-                chosen["loo"].append(select_rank(data, br.HJA(), "loo", max_rank=1, nuts=nuts).rank)
-        row = {"comparisons": T, "seconds": time.perf_counter() - t0}
-        for crit, picks in chosen.items():
-            if picks:
-                row[f"{crit}_replicates"] = len(picks)
-                row[f"{crit}_correct"] = float(np.mean(np.array(picks) == 1))
-                row[f"{crit}_picks"] = {str(r): int(np.sum(np.array(picks) == r)) for r in (0, 1, 2)}
-        rows.append(row)
-        print(json.dumps(row), file=sys.stderr)
-    emit("rank", {"true_rank": 1, "candidates": {"bic": [0, 1, 2], "loo": [0, 1]},
-                  "nuts": {"draws": args.draws, "tune": args.tune, "chains": 2}, "rows": rows})
+            nuts = {"draws": draws, "tune": tune, "chains": chains, "random_seed": rep} if criterion == "loo" else None
+            try:
+                picks.append(select_rank(data, br.HJA(), criterion, max_rank=RANK_CANDIDATES[criterion], nuts=nuts).rank)
+            except BayesrankError:
+                picks.append(None)
+        hits = np.array([p == 1 for p in picks], dtype=float)
+        rows.append({"comparisons": T, "replicates": replicates, "correct": float(hits.mean()),
+                     "mc_se": float(np.sqrt(hits.mean() * (1 - hits.mean()) / replicates)),
+                     "picks": {str(r): picks.count(r) for r in range(RANK_CANDIDATES[criterion] + 1)},
+                     "failed": picks.count(None), "seconds": time.perf_counter() - t0})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    out = {"criterion": criterion, "true_rank": 1, "candidates": list(range(RANK_CANDIDATES[criterion] + 1)), "rows": rows}
+    if criterion == "loo":
+        out["nuts"] = {"draws": draws, "tune": tune, "chains": chains}
+    return plain(out)
+
+
+def task_rank_bic(replicates: int = 200, budgets=(200, 300, 400, 800, 3200)):
+    return task_rank("bic", replicates, budgets)
+
+
+def task_rank_loo(replicates: int = 10, budgets=(200, 800, 3200), draws: int = 500, tune: int = 500):
+    return task_rank("loo", replicates, budgets, draws=draws, tune=tune)
 
 
 # ====================================================================== MT-Bench records
@@ -229,14 +248,14 @@ def holdout_accuracy(S: pd.DataFrame, test: pd.DataFrame) -> dict:
     return {"ties_as_errors": float(correct.mean()), "tie_excluded": float(correct[decided].mean())}
 
 
-def task_holdout(args):
+def task_holdout(seeds: int = 20):
     import bayesrank as br
     from bayesrank.selection import fit_selected
 
     records = mtbench_records()
     out = {"hja": [], "ja": [], "btl": [], "hja_rank": [], "ja_mle_missing": 0}
     t0 = time.perf_counter()
-    for seed in range(args.seeds):
+    for seed in range(seeds):
         order = np.random.default_rng(seed).permutation(len(records))
         n_train = int(round(0.8 * len(records)))
         train, test = records.iloc[order[:n_train]], records.iloc[order[n_train:]]
@@ -258,7 +277,7 @@ def task_holdout(args):
             values = np.array([row[kind] for row in out[method]])
             summary[f"{method}_{kind}"] = [float(values.mean()), float(values.std(ddof=1))] if values.size else None
     ties = float((records["judge_preferred_model"] == "c").mean())
-    emit("holdout", {"seeds": args.seeds, "split": "record-level 80/20, numpy default_rng(seed).permutation",
+    return plain({"seeds": seeds, "split": "record-level 80/20, numpy default_rng(seed).permutation",
                      "tie_share": ties, "summary": summary, "hja_ranks": out["hja_rank"],
                      "ja_mle_missing": out["ja_mle_missing"], "seconds": time.perf_counter() - t0, "per_seed": out})
 
@@ -281,7 +300,7 @@ def _ranking(fit) -> np.ndarray:
     return np.argsort(np.argsort(-score, kind="stable"), kind="stable")
 
 
-def task_noisy(args):
+def task_noisy(seeds: int = 20):
     import bayesrank as br
     from bayesrank.selection import select_rank
 
@@ -294,7 +313,7 @@ def task_noisy(args):
     kept = {name: {lv: [] for lv in levels} for name in methods}
     missing = {name: {lv: 0 for lv in levels} for name in methods}
     t0 = time.perf_counter()
-    for seed in range(args.seeds):
+    for seed in range(seeds):
         rng = np.random.default_rng(seed)
         full = noisy_records(records, max(levels), rng)
         for lv in levels:
@@ -309,36 +328,60 @@ def task_noisy(args):
                                            for n, v in kept.items()}}), file=sys.stderr)
     summary = {name: {str(lv): ([float(np.mean(v[lv])), float(np.std(v[lv], ddof=1))] if len(v[lv]) > 1 else None)
                       for lv in levels} for name, v in kept.items()}
-    emit("noisy", {"seeds": args.seeds, "hja_rank": rank, "levels": list(levels), "summary": summary,
+    return plain({"seeds": seeds, "hja_rank": rank, "levels": list(levels), "summary": summary,
                    "mle_missing": missing, "seconds": time.perf_counter() - t0})
 
 
 # ====================================================================== report
-def task_report(args):
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval of k successes in n trials."""
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    return (float(beta.ppf(a, k, n - k + 1)) if k else 0.0, float(beta.ppf(1 - a, k + 1, n - k)) if k < n else 1.0)
+
+
+def report(results: dict) -> list[str]:
+    """The HJA section: each task's newest output (this run's, else the committed one)."""
     from bayesrank.papers import HJA_HOLDOUT_TIE_EXCLUDED, HJA_TABLE1, HJA_TABLE1_COLUMNS
 
     def load(task):
-        path = RESULTS / f"hja-{task}.json"
-        return json.loads(path.read_text()) if path.exists() else None
+        runs = newest(results, task, saved=saved(task))
+        return runs[-1] if runs else None
 
     def pm(x):
         return "—" if x is None else f"{x[0]:.3f} ± {x[1]:.3f}"
 
-    lines = ["# HJA benchmarks (issue 9)", "",
-             "Made by `python bench/tasks_hja.py TASK` (one JSON per task in `bench/results/hja-TASK.json`) and "
-             "`python bench/tasks_hja.py report`. Machine: 2 shared cores.", ""]
-    speed = load("speed")
+    lines = ["## HJA benchmarks (issue 9): bench/tasks_hja.py", "",
+             "Each table comes from the newest output of its task (`bench/run.py --only tasks_hja`, or "
+             "`python bench/tasks_hja.py TASK`; the outputs are kept in `bench/results/hja-TASK.json`). "
+             "Machine: 2 shared cores.", ""]
+    speed = newest(results, "speed", saved=saved("speed"))
     if speed:
-        lines += ["## Speed (bundled `mtbench-judges`: 6 items, 20 judges, 300 cells)", "",
-                  "| what | seconds | target |", "|---|---|---|",
-                  f"| rank-2 MAP, first fit in the process (compiles) | {speed['map_rank2_first_seconds']:.2f} | |",
-                  f"| rank-2 MAP, warm (median of 7) | {speed['map_rank2_warm_seconds']:.3f} | < 2 |",
-                  f"| rank selection, 5-fold CV, r = 0…3 (20 fits), first run | {speed['cv_rank_0_3_first_seconds']:.1f} | < 60 |",
-                  f"| the same, second run | {speed['cv_rank_0_3_second_seconds']:.1f} | < 60 |", "",
-                  f"CV chooses rank {speed['cv_rank']}.", ""]
+        before = newest(results, "speed", "baseline")
+        sec = lambda runs, key, spec: f"{median(runs, key):{spec}}" if median(runs, key) is not None else "—"  # noqa: E731
+        lines += ["### Speed (bundled `mtbench-judges`: 6 items, 20 judges, 300 cells)", "",
+                  f"Medians over {len(speed)} process(es) of this checkout"
+                  + (f" and {len(before)} of the baseline (`bench/run.py --baseline`, default main), interleaved"
+                     if before else "") + "."
+                  + (f" One-minute load average as they ended: {', '.join(f'{r['load_average'][0]:.1f}' for r in speed + before)}"
+                     " (2 cores)." if all("load_average" in r for r in speed + before) else ""), "",
+                  "| what | seconds | baseline | target |", "|---|---|---|---|",
+                  f"| rank-2 MAP, first fit in the process (compiles) | {sec(speed, 'map_rank2_first_seconds', '.2f')} | "
+                  f"{sec(before, 'map_rank2_first_seconds', '.2f')} | |",
+                  f"| rank-2 MAP, warm (median of {len(speed[-1]['map_rank2_warm_all'])} per process) | "
+                  f"{sec(speed, 'map_rank2_warm_seconds', '.3f')} | {sec(before, 'map_rank2_warm_seconds', '.3f')} | < 2 |",
+                  f"| rank selection, 5-fold CV, r = 0…3 (20 fits), first run | {sec(speed, 'cv_rank_0_3_first_seconds', '.1f')} | "
+                  f"{sec(before, 'cv_rank_0_3_first_seconds', '.1f')} | < 60 |",
+                  f"| the same, second run | {sec(speed, 'cv_rank_0_3_second_seconds', '.1f')} | "
+                  f"{sec(before, 'cv_rank_0_3_second_seconds', '.1f')} | < 60 |", "",
+                  f"CV chooses rank {speed[-1]['cv_rank']}. The slowest warm fit of each process "
+                  f"({', '.join(f'{max(r['map_rank2_warm_all']):.1f} s' for r in speed)}) is the structure's fourth "
+                  "use, which JIT-compiles its log-density (`inference/backend.py`, `JIT_AFTER`); the median "
+                  "is not moved by it.", ""]
     solvers = load("solvers")
     if solvers:
-        lines += ["## The PyMC MAP against the paper's alternating solver (ReAnchor, τ = "
+        lines += ["### The PyMC MAP against the paper's alternating solver (ReAnchor, τ = "
                   f"{solvers['tau']:g})", "", "| r | MAP log-lik | alternating log-lik | relative difference | "
                   "iterations | NLL monotone |", "|---|---|---|---|---|---|"]
         lines += [f"| {r['rank']} | {r['map_loglik']:.6f} | {r['alternating_loglik']:.6f} | {r['relative_difference']:.1e} | "
@@ -346,7 +389,7 @@ def task_report(args):
         lines += ["", "Target: relative difference ≤ 1e-6.", ""]
     cov = load("coverage")
     if cov:
-        lines += ["## Coverage of 95% Wald intervals, the paper's simulation design", "",
+        lines += ["### Coverage of 95% Wald intervals, the paper's simulation design", "",
                   "N = 8 items, K = 4 judges, r = 1, γ = 4·Dirichlet(1), near-balanced design, HJA rank 1 by MAP. "
                   "Ours: inverse plug-in information in the identified tangent space, pushed through the canonical "
                   "map. Authors': pseudo-inverse of the ambient information with coordinate gradients, on the same "
@@ -358,31 +401,32 @@ def task_report(args):
                          + " | ".join(f"{r[k]:.3f} ± {r[k + '_mc_se']:.3f}" for k in ("ours_mu", "ours_gamma", "pinv_mu", "pinv_gamma"))
                          + f" | {r['pinv_se_ratio_mu_median']:.2f}, {r['pinv_se_ratio_gamma_median']:.2f} |")
         lines += ["", "Target: ours within 0.93–0.97; the pseudo-inverse variant under-covers.", ""]
-    rank = load("rank")
-    if rank:
-        lines += ["## Rank selection: probability of choosing the true rank r* = 1", "",
-                  "The paper's design (N = 8, K = 4, r* = 1, h = 1), T comparisons in the near-balanced design. BIC "
-                  "chooses among r = 0, 1, 2 (MAP fits); PSIS-LOO among r = 0, 1 (the authors' code compares {0, r*}), "
-                  f"from NUTS fits ({rank['nuts']['chains']} chains × {rank['nuts']['draws']} draws after "
-                  f"{rank['nuts']['tune']} tuning steps, nutpie; LOO per cell).", "",
-                  "| comparisons T | BIC: P(r̂ = 1) (replicates) | BIC picks r = 0/1/2 | LOO: P(r̂ = 1) (replicates) "
-                  "| LOO picks r = 0/1 |", "|---|---|---|---|---|"]
-        for r in rank["rows"]:
-            cells = []
-            for c, ks in (("bic", range(3)), ("loo", range(2))):
-                if f"{c}_correct" in r:
-                    cells += [f"{r[f'{c}_correct']:.2f} ({r[f'{c}_replicates']})",
-                              "/".join(str(r[f"{c}_picks"][str(k)]) for k in ks)]
-                else:
-                    cells += ["—", "—"]
-            lines.append(f"| {r['comparisons']} | " + " | ".join(cells) + " |")
+    bic, loo = load("rank-bic"), load("rank-loo")
+    if bic or loo:
+        lines += ["### Rank selection: probability of choosing the true rank r* = 1", "",
+                  "The paper's design (N = 8, K = 4, r* = 1, h = 1), T comparisons in the near-balanced design, the "
+                  "same seeded replicates for both criteria. BIC chooses among r = 0, 1, 2 (MAP fits); PSIS-LOO among "
+                  "r = 0, 1 (the authors' code compares {0, r*})"
+                  + (f", from NUTS fits ({loo['nuts']['chains']} chains × {loo['nuts']['draws']} draws after "
+                     f"{loo['nuts']['tune']} tuning steps, nutpie; LOO per cell)" if loo else "")
+                  + ". ± is the Monte Carlo standard error √(p(1 − p)/n), which is 0 when every replicate "
+                  "chooses r = 1, so the exact (Clopper–Pearson) 95% interval is given too; a replicate in which no "
+                  "candidate could be fitted (the MLE does not exist) counts as a miss.", "",
+                  "| criterion | comparisons T | replicates | P(r̂ = 1) | exact 95% interval | picks r = 0/1/2 | "
+                  "no candidate fitted | seconds |", "|---|---|---|---|---|---|---|---|"]
+        for name, out in (("BIC", bic), ("PSIS-LOO", loo)):
+            for r in (out or {}).get("rows", []):
+                picks = "/".join(str(r["picks"].get(str(k), "—")) for k in range(3))
+                lo, hi = clopper_pearson(round(r["correct"] * r["replicates"]), r["replicates"])
+                lines.append(f"| {name} | {r['comparisons']} | {r['replicates']} | {r['correct']:.3f} ± {r['mc_se']:.3f} | "
+                             f"{lo:.3f}–{hi:.3f} | {picks} | {r['failed']} | {r['seconds']:.0f} |")
         lines.append("")
     hold = load("holdout")
     if hold:
         s = hold["summary"]
         paper = HJA_TABLE1["mt-bench"]
         col = HJA_TABLE1_COLUMNS.index("holdout")
-        lines += ["## Table 1 hold-out protocol on MT-Bench (bundled records)", "",
+        lines += ["### Table 1 hold-out protocol on MT-Bench (bundled records)", "",
                   f"Record-level 80/20 split, {hold['seeds']} seeds; HJA's rank by 5-fold CV on each training part "
                   f"(ranks chosen: {', '.join(f'r = {r} in {n}' for r, n in pd.Series(hold['hja_ranks']).value_counts().sort_index().items())}); tie share of the "
                   f"records {hold['tie_share']:.3f}. Mean ± SD over seeds.", "",
@@ -399,7 +443,7 @@ def task_report(args):
     noisy = load("noisy")
     if noisy:
         paper = HJA_TABLE1["mt-bench"]
-        lines += ["## Noisy-judge robustness on MT-Bench", "",
+        lines += ["### Noisy-judge robustness on MT-Bench", "",
                   f"Coin-flip judges added to the full data, each relabelling every record; share of the 6 items "
                   f"whose rank is unchanged; {noisy['seeds']} seeds; HJA's rank {noisy['hja_rank']} chosen by CV on the "
                   "base data and held fixed. Mean ± SD (paper in brackets).", "",
@@ -417,33 +461,23 @@ def task_report(args):
                   "so with noisy judges the MLE mostly does not exist and no ranking is reported for those fits (the "
                   "row averages the others); the paper's 0.67 comes from an Adam fit stopped after 100 iterations "
                   "(digest §6.2). The signed model (HJA r = 0) has an MLE throughout.", ""]
-    (RESULTS / "hja.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    return lines
 
 
-TASKS = {"speed": task_speed, "solvers": task_solvers, "coverage": task_coverage, "rank": task_rank,
-         "holdout": task_holdout, "noisy": task_noisy, "report": task_report}
+TASKS = {"speed": task_speed, "solvers": task_solvers, "coverage": task_coverage, "rank-bic": task_rank_bic,
+         "rank-loo": task_rank_loo, "holdout": task_holdout, "noisy": task_noisy}
 
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("task", choices=sorted(TASKS))
-    parser.add_argument("--replicates", type=int, default=None)
-    parser.add_argument("--budgets", type=int, nargs="+", default=None, help="comparisons T per replicate")
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--tau", type=float, default=30.0, help="solvers: proximal τ of the alternating solver")
-    parser.add_argument("--draws", type=int, default=500)
-    parser.add_argument("--tune", type=int, default=500)
-    parser.add_argument("--loo-replicates", type=int, default=10, help="rank: replicates with NUTS fits for LOO")
-    args = parser.parse_args(argv)
-    defaults = {"coverage": (400, [3000]), "rank": (50, [200, 800, 3200])}
-    reps, budgets = defaults.get(args.task, (None, None))
-    args.replicates = args.replicates or reps
-    args.budgets = args.budgets or budgets
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        TASKS[args.task](args)
+#: ``--quick``: speed (before / after against the baseline) and the solver check, minutes.
+SUITE = [
+    {"task": "speed", "variants": ["current", "baseline"], "repeats": 2, "timeout": 1800, "quick": True},
+    {"task": "solvers", "timeout": 1800, "quick": True},
+    {"task": "coverage", "args": {"replicates": 400, "budgets": [3000, 1200]}, "timeout": 14400},
+    {"task": "rank-bic", "args": {"replicates": 200, "budgets": [200, 300, 400, 800, 3200]}, "timeout": 7200},
+    {"task": "rank-loo", "args": {"replicates": 10, "budgets": [200, 800, 3200]}, "timeout": 14400},
+    {"task": "holdout", "args": {"seeds": 20}, "timeout": 7200},
+    {"task": "noisy", "args": {"seeds": 20}, "timeout": 7200},
+]
 
 
 if __name__ == "__main__":
-    main()
+    task_main(TASKS, save=save, report=report, report_file=RESULTS / "hja.md")
