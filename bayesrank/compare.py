@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from arviz_stats.loo import SamplingWrapper
+from scipy.optimize import minimize
+from scipy.special import logsumexp
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import BayesrankError
@@ -190,19 +192,17 @@ def compare(fits: Mapping[str, Fit], *, refit: str | None = "auto", loos: Mappin
     names = list(fits)
     _check_same_observations(fits)
     results = {name: (loos or {}).get(name) or loo(fits[name], refit=refit, label=name) for name in names}
-    elpd_data = {name: results[name]._elpd_data for name in names}
-    with _warnings.catch_warnings(record=True):
-        _warnings.simplefilter("always")
-        table = azs.compare(elpd_data, method="stacking")
-    best = table.index[0]
+    order = sorted(names, key=lambda name: -results[name].elpd)
+    weights = dict(zip(order, stacking_weights(np.column_stack([results[name].elpd_i for name in order]))))
+    best = order[0]
     rows = []
-    for rank, name in enumerate(table.index, start=1):
+    for rank, name in enumerate(order, start=1):
         res = results[name]
         diff = res.elpd_i - results[best].elpd_i
         rows.append({
             "name": name, "rank": rank, "elpd": res.elpd, "se": res.se, "p": res.p,
             "elpd_diff": float(diff.sum()), "dse": float(np.sqrt(diff.size * np.var(diff))) if name != best else 0.0,
-            "weight": float(table.loc[name, "weight"]), "method": res.method,
+            "weight": float(weights[name]), "method": res.method,
             "max_pareto_k": res.summary()["max_pareto_k"], "warning": bool(res.n_bad),
         })
     out = pd.DataFrame(rows).set_index("name")
@@ -214,6 +214,40 @@ def compare(fits: Mapping[str, Fit], *, refit: str | None = "auto", loos: Mappin
         sentences.append(f"{name} vs {best}: ELPD difference {row['elpd_diff']:.1f} ± {row['dse']:.1f} — {verdict}.")
     out.attrs["warnings"] = sentences
     return out
+
+
+def stacking_weights(elpd_i: np.ndarray) -> np.ndarray:
+    """Stacking weights of predictive distributions (Yao et al., 2018): the weights w on the
+    simplex that maximise Σ_i log Σ_k w_k exp(elpd_ik), computed in log space.
+
+    ``arviz_stats.compare`` exponentiates the pointwise ELPDs as they are: a cell that holds
+    thousands of comparisons has a pointwise ELPD hundreds of nats below zero, whose exponential
+    underflows, and its weights come back uniform whatever the differences. The objective is
+    unchanged by a constant per cell, so each row is shifted by its maximum and the weights are
+    the softmax of free coordinates (L-BFGS with the exact gradient).
+
+    Parameters
+    ----------
+    elpd_i : ndarray
+        ``(n_cells, n_models)`` pointwise ELPDs.
+
+    Returns
+    -------
+    ndarray
+        ``(n_models,)`` non-negative weights summing to one.
+    """
+    e = np.asarray(elpd_i, dtype=float)
+    e = e - e.max(axis=1, keepdims=True)
+
+    def objective(z):
+        logw = z - logsumexp(z)
+        per_cell = logsumexp(e + logw, axis=1)
+        share = np.exp(e + logw - per_cell[:, None]).sum(axis=0)  # ∂/∂log w_k of Σ_i per_cell
+        return -per_cell.sum(), -(share - np.exp(logw) * share.sum())
+
+    z = minimize(objective, np.zeros(e.shape[1]), jac=True, method="L-BFGS-B",
+                 options={"gtol": 1e-10, "maxiter": 1000}).x
+    return np.exp(z - logsumexp(z))
 
 
 # ---------------------------------------------------------------------- helpers
