@@ -24,6 +24,9 @@ Tasks
     or at random (π = 2000 / (1500 · 6)); DMLRank with the known policy; ranking MSE
     = mean_j (θ̂_j − θ_j)². Both policies of a run share the pilot and the contexts, so their
     difference is also reported run by run.
+``table2-oracle``
+    The ranking MSE the influence function predicts for table2's two policies when μ is known
+    (A-optimal from the true μ): the most A-optimal labelling can gain in that set-up.
 ``scale``
     DMLRank of the three scores on 10⁶ labelled comparisons (NonlinearTie, K = 6, p = 5, the
     simulator's own design, propensities estimated, 2-fold cross-fitting): seconds and peak RSS.
@@ -148,6 +151,32 @@ def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, b
                      for pol in policies for s in SCORES]}
 
 
+def task_table2_oracle(contexts=100_000, pool=1500, budget=2000.0, floor=0.01, sim_seed=1) -> dict:
+    """The ranking MSE that the EIF variance predicts for table2's policies when μ is known (the
+    A-optimal policy from the true μ instead of a pilot's μ̂): what A-optimal labelling can gain
+    there at most, asymptotically. MSE = (tr Var F(μ(X)) + E Σ_jk a_jk(X)/π_jk(X)) / (K · pool)."""
+    from bayesrank.dml import a_optimal, variance_weights
+    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars import functional
+
+    sim = simulator("bt_misspec", K=3, p=2, random_seed=sim_seed, gamma=1.0, pi_p=0.3, lam_pi=0.1)
+    mu = sim.mu(sim.contexts(contexts, np.random.default_rng(sim_seed)))
+    K = sim.K
+    off = ~np.eye(K, dtype=bool)
+    per_context = budget / pool
+    rows = []
+    for s in SCORES:
+        a = variance_weights(mu, s, sim.scheme)
+        optimal, _ = a_optimal(a, per_context * contexts, floor=floor)
+        var_f = float(np.trace(np.atleast_2d(np.cov(functional(mu, s, sim.scheme).T))))
+        for pol, pi in (("a-optimal", optimal[:, off]), ("random", per_context / off.sum())):
+            correction = float((a[:, off] / pi).sum(axis=1).mean())
+            rows.append({"policy": pol, "score": s, "var_f": var_f, "correction": correction,
+                         "mse": (var_f + correction) / (K * pool)})
+    return {"setup": {"sim_seed": sim_seed, "contexts": contexts, "pool": pool, "budget": budget, "floor": floor},
+            "rows": rows}
+
+
 def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000) -> dict:
     from bayesrank.dml import dmlrank_scores, read_records
     from bayesrank.dml.simulate import simulator
@@ -201,13 +230,15 @@ def task_arena() -> dict:
             "davidson_top5": dav.leaderboard().head(5)["name"].tolist(), "rows": rows}
 
 
-TASKS = {"table1": task_table1, "table2": task_table2, "scale": task_scale, "arena": task_arena}
+TASKS = {"table1": task_table1, "table2": task_table2, "table2-oracle": task_table2_oracle, "scale": task_scale,
+         "arena": task_arena}
 
 SUITE = [
     {"task": "table1", "args": {"sizes": [500], "runs": 2, "n_mc": 200_000}, "timeout": 900, "quick": True},
     {"task": "table1", "args": {"max_seconds": 2400}, "timeout": 3600},
     {"task": "table2", "args": {"runs": 2, "n_mc": 200_000}, "timeout": 900, "quick": True},
     {"task": "table2", "args": {"runs": 40, "max_seconds": 1800}, "timeout": 3600},
+    {"task": "table2-oracle", "timeout": 900, "quick": True},
     {"task": "scale", "args": {"labels": 100_000, "n_mc": 200_000}, "timeout": 900, "quick": True},
     {"task": "scale", "timeout": 3600},
     {"task": "arena", "timeout": 1800, "quick": True},
@@ -274,14 +305,26 @@ def report(results: dict) -> list[str]:
         st = t["setup"]
         lines += [f"### Table 2 shape: A-optimal against random labelling (BTMisspec γ = 1, {t['runs']} runs, pilot "
                   f"{st['pilot']}, pool {st['pool']}, budget {st['budget']:g}, floor {st['floor']:g})", "",
-                  "ranking MSE × 10² of the debiased estimate; the last row is random − A-optimal, run by run "
+                  "ranking MSE × 10² of the debiased estimate; the row random − A-optimal is the difference run by run "
                   "(same pilot and contexts; > 0 means A-optimal is better)", "",
                   "| policy | " + " | ".join(SCORES) + " |", "|---|" + "---|" * len(SCORES)]
         for pol in ("a-optimal", "random"):
-            lines.append(f"| {pol} | " + " | ".join(_ms(rows[(pol, s)]["mse"], 3, 100) for s in SCORES) + " |")
+            lines.append(f"| {pol} | " + " | ".join(_ms(rows[(pol, s)]["mse"], 4, 100) for s in SCORES) + " |")
         diff = [np.subtract(rows[("random", s)]["mse"], rows[("a-optimal", s)]["mse"]) for s in SCORES]
-        lines.append("| random − A-optimal | " + " | ".join(_ms(d, 3, 100) for d in diff) + " |")
-        lines += ["", "labels drawn per run (budget " + f"{st['budget']:g}): " + "; ".join(
+        lines.append("| random − A-optimal | " + " | ".join(_ms(d, 4, 100) for d in diff) + " |")
+        lines.append("| A-optimal / random | " + " | ".join(
+            f"{np.mean(rows[('a-optimal', s)]['mse']) / np.mean(rows[('random', s)]['mse']):.3f}" for s in SCORES) + " |")
+        oracle = _ok((results.get("table2-oracle") or {}).get("current"))
+        if oracle:
+            o = {(r["policy"], r["score"]): r for r in oracle[-1]["rows"]}
+            lines.append("| asymptotic, true μ: A-optimal / random | " + " | ".join(
+                f"{o[('a-optimal', s)]['mse'] / o[('random', s)]['mse']:.3f} ({100 * o[('a-optimal', s)]['mse']:.4f}"
+                f" / {100 * o[('random', s)]['mse']:.4f})" for s in SCORES) + " |")
+        lines += ["", "The last row is `table2-oracle`: the ranking MSE × 10² that the influence function's variance "
+                  "predicts with the true μ (A-optimal policy from the true μ, "
+                  f"{oracle[-1]['setup']['contexts']:,} contexts) — the most A-optimal labelling can gain here."
+                  if oracle else "No `table2-oracle` output.", ""]
+        lines += ["labels drawn per run (budget " + f"{st['budget']:g}): " + "; ".join(
             f"{pol} {s} {_ms(rows[(pol, s)]['labels'], 0)}" for pol in ("a-optimal", "random") for s in SCORES), ""]
     scale = _ok((results.get("scale") or {}).get("current"))
     if scale:
