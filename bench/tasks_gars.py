@@ -298,6 +298,10 @@ def report(results: dict) -> list[str]:
                         cov = _ms(row["covered"], 2)
                         cells += [_ms(row["error"]), f"**{cov}**" if est == "debiased" else cov]
                     lines.append(f"| {learner} | {s} | {est} | " + " | ".join(cells) + " |")
+        low = [f"{lrn} {s} n={n} ({np.mean(rows[(lrn, n, s, 'debiased')]['covered']):.2f})"
+               for lrn in learners for s in SCORES for n in sizes
+               if np.mean(rows[(lrn, n, s, "debiased")]["covered"]) < 0.90]
+        lines += ["", "Debiased coverage below 0.90: " + ("; ".join(low) if low else "none") + "."]
         lines += ["", "seconds per run (three scores, latest process): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in t["seconds_per_run"].items()), ""]
     t, rows = _pooled((results.get("table2") or {}).get("current"))
