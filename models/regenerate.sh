@@ -32,6 +32,12 @@ fit dv-k1-nested --model davidson --k-tie 1 --tie-intercept
   --refit none --no-progress --format json > "$OUT/loo-comparison.json"
 echo "compared the tie models by LOO"
 
+# GARS of the arena on every pair (pairs never compared: the Davidson k_tie=1 fit's probabilities)
+for score in borda bt rank-centrality; do
+  "$BR" gars arena-2024 --score "$score" --format json > "$OUT/gars-$score.json"
+done
+echo "wrote the GARS of arena-2024"
+
 .venv/bin/python models/report.py "$OUT" > "$OUT/REPORT.md"
 echo "wrote $OUT/REPORT.md"
 
@@ -42,6 +48,10 @@ for spec in "judge-aware" "btl" "judge-aware-signed"; do
   "$BR" fit mtbench-judges --model "$spec" --method map --format table --top 0 --force --out "$OUTJ/$spec" > "$OUTJ/$spec.txt"
   echo "fitted $spec"
 done
+# HJA with its rank chosen by 5-fold cross-validation (the criteria table heads hja-auto.txt)
+"$BR" fit mtbench-judges --model hja --rank auto --method map --format table --top 0 --force \
+  --out "$OUTJ/hja-auto" > "$OUTJ/hja-auto.txt"
+echo "fitted hja --rank auto"
 "$BR" report mtbench-judges --models judge-aware btl judge-aware:position_bias=true --method nuts \
   --draws 1500 --tune 1000 --chains 4 --seed 1 --no-progress --force --out "$OUTJ/report.html" \
   --title "MT-Bench judges: judge-aware, pooled and position-aware models"

@@ -21,6 +21,8 @@ EXPECTED = {
         "agree on",                     # the near-duplicate judges, said in words
         "'converged': True",
         "lower_log",                    # the log-scale interval of γ
+        "rank chosen by cross-validation: 1",   # HJA's rank, chosen from the data
+        "the highest-leverage judge is",        # HJA's judge diagnostics, said in words
     ],
     "model-comparison": [
         "elpd_diff",
