@@ -8,6 +8,7 @@ statistical checks, accounting).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -37,12 +38,21 @@ def _write(tmp: Path, name: str, content) -> Path:
     return path
 
 
+def _parquet_with_a_name_that_is_not_utf8() -> bytes:
+    """A Parquet file whose column name 'winner' became bytes that are not UTF-8 (what the
+    fuzzer of tests/test_properties.py found: DuckDB's binding raised a RuntimeError)."""
+    buffer = io.BytesIO()
+    pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "z"], "winner": ["model_a", "tie"]}).to_parquet(buffer)
+    return buffer.getvalue().replace(b"winner", b"winn\xff\xfe")
+
+
 def _deep_json() -> str:
     return "[" * 100_000 + "]" * 100_000
 
 
 # (name, file name, content, extra CLI args, expected stderr fragment)
 REFUSED = [
+    ("column name not UTF-8 (Parquet)", "n.parquet", _parquet_with_a_name_that_is_not_utf8(), [], "not valid UTF-8"),
     ("columns collide after stripping", "c.csv", "model_a, model_a,model_b,winner\nx,x,y,tie\n", [], "duplicate column 'model_a'"),
     ("duplicate CSV columns", "d.csv", "model_a,model_b,winner,winner\nx,y,tie,tie\n", [], "duplicate column 'winner'"),
     ("corrupt .csv.gz", "g.csv.gz", b"\x1f\x8b\x08\x00garbage", [], "not a readable gzip file"),

@@ -76,6 +76,11 @@ _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "
 _JSON_NUMBERS = "('BIGINT', 'UBIGINT', 'DOUBLE')"
 
 
+#: What DuckDB raises on a file it cannot read: its own errors, and the RuntimeError of its
+#: Python binding when a name or text in the file is not UTF-8 and cannot become a str.
+DUCKDB_ERRORS = (duckdb.Error, RuntimeError, UnicodeDecodeError)
+
+
 def _q(name: str) -> str:
     """A column name quoted as an SQL identifier."""
     return '"' + str(name).replace('"', '""') + '"'
@@ -132,6 +137,9 @@ def read_error(err: Exception, source: str, kind: str) -> DataError:
     if re.search(r"GZIP|gzip", text):
         return DataError(f"{source} is not a readable gzip file (corrupt or truncated: {text[:120]}); "
                          "compress it again or pass the uncompressed file.")
+    if "conversion error" in text:  # the binding could not turn a name or value into a str
+        return DataError(f"{source} holds a column name or text that is not valid UTF-8; write the {kind} file "
+                         "again with UTF-8 text.")
     if "Invalid unicode" in text or "not utf-8" in text.lower():
         line = re.search(r"Line: (\d+)", text)
         at = f" (line {line.group(1)})" if line else ""
@@ -231,7 +239,7 @@ def table_from_parquet(con, path: Path, source: str) -> Table:
     try:
         rel = con.sql(f"SELECT * FROM read_parquet({_lit(str(path))})")
         names, types = rel.columns, [str(t) for t in rel.types]
-    except duckdb.Error as err:
+    except DUCKDB_ERRORS as err:
         raise Table(con, "", {}, source, kind="Parquet").error(err) from None
     keys = _check_names(names, _where(source))
     rel_sql = (f"SELECT {', '.join(f'{_q(orig)} AS {_q(key)}' for key, orig in keys.items())} "
@@ -261,7 +269,7 @@ def table_from_json_records(con, path: Path, source: str, fmt: str, locate=None)
                 "len(json_keys(json)) <> len(list_distinct(json_keys(json)))"
             row, keys_of = con.execute(f"SELECT _record, CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) END "
                                    f"FROM {numbered} WHERE {bad} ORDER BY _record LIMIT 1").fetchone()
-    except duckdb.Error as err:
+    except DUCKDB_ERRORS as err:
         precise = locate(path, fmt) if locate is not None else None
         raise (precise or probe.error(err)) from None
     if n == 0:
@@ -640,7 +648,7 @@ def aggregate(
              f"(SELECT {', '.join(inner)} FROM ({source}) r)) GROUP BY ALL")
     try:
         frame = table.con.execute(query).df()
-    except duckdb.Error as err:
+    except DUCKDB_ERRORS as err:
         raise table.error(err) from None
     failures = [int(frame[f"_check{k}"].sum()) for k in range(len(checks))]
     for check, n, k in zip(checks, failures, range(len(checks))):
@@ -683,7 +691,7 @@ def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, wh
             f"SELECT _record, _raw FROM (SELECT row_number() OVER () - 1 AS _record, {check.raw} AS _raw, "
             f"{guard}coalesce({check.predicate}, false) AS _bad FROM ({table.sql}) r) WHERE _bad "
             "ORDER BY _record LIMIT 1").fetchone()
-    except duckdb.Error as err:
+    except DUCKDB_ERRORS as err:
         raise table.error(err) from None
     raise DataError(_message(check, raw, int(row), n, shape, _where(table.source), what))
 
@@ -750,7 +758,7 @@ def _agreement(table: Table, value: dict, skip: str | None) -> pd.DataFrame:
     GROUP BY ALL ORDER BY ALL"""
     try:
         out = table.con.execute(sql).df()
-    except duckdb.Error as err:
+    except DUCKDB_ERRORS as err:
         raise table.error(err) from None
     out["shared"] = out["shared"].astype(np.int64)
     out["agreement"] = out["agreement"].astype(float)

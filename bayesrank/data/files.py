@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-import duckdb
-
 from bayesrank.data.aggregate import (
+    DUCKDB_ERRORS,
     connection,
     read_error,
     table_from_csv,
@@ -142,7 +141,7 @@ def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:
     with connection() as con:
         try:
             return con.sql(f"SELECT * FROM {reader}").df()
-        except duckdb.Error as err:
+        except DUCKDB_ERRORS as err:
             raise read_error(err, source, {"csv": "CSV", "parquet": "Parquet"}.get(fmt, "JSON")) from None
 
 
