@@ -123,7 +123,7 @@ class Report:
         s = self._data_summary()
         out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(self.title)}</title>"
                f"<style>{_CSS}</style></head><body>", f"<h1>{_e(self.title)}</h1>"]
-        out.append("<h2>Data</h2>" + _table_html(pd.DataFrame([_flat_summary(s)])))
+        out.append("<h2>Data</h2>" + _table_html(_flat_summary(s)))
         figures = self.figures()
         for name, fit, kind, state in self._sections():
             out.append(f"<h2>{_e(name)}: {_e(fit.framework.label)}</h2>")
@@ -159,7 +159,7 @@ class Report:
         """The report as Markdown (for a pull request); figures are written as PNG files into
         ``image_dir`` and linked when it is given."""
         s = self._data_summary()
-        out = [f"# {self.title}", "", "## Data", "", _table_md(pd.DataFrame([_flat_summary(s)])), ""]
+        out = [f"# {self.title}", "", "## Data", "", _table_md(_flat_summary(s)), ""]
         figures = self.figures() if image_dir is not None else {}
         for name, fit, kind, state in self._sections():
             out += [f"## {name}: {fit.framework.label}", "",
@@ -215,11 +215,15 @@ def _state_in_words(fit: Fit) -> str:
     return ("The sampler converged: " if fit.converged else "The sampler did NOT converge: ") + text
 
 
-def _flat_summary(s: dict) -> dict:
-    out = {k: v for k, v in s.items() if k != "dropped"}
-    for k, v in (s.get("dropped") or {}).items():
-        out[f"dropped: {k}"] = v
-    return out
+def _flat_summary(s: dict) -> pd.DataFrame:
+    """The data summary as rows ``what, value``: sizes, then what was read, left out and why."""
+    acc = s.get("accounting") or {}
+    rows = {k: v for k, v in s.items() if k not in ("dropped", "accounting")}
+    rows.update({"records read": acc.get("records_read"), "comparisons read": acc.get("comparisons_read"),
+                 "comparisons used": acc.get("comparisons_used")})
+    rows.update({f"left out: {reason}": n for reason, n in (acc.get("dropped") or s.get("dropped") or {}).items()})
+    rows.update({f"note: {note}": n for note, n in (acc.get("notes") or {}).items()})
+    return pd.DataFrame([(k, v) for k, v in rows.items() if v is not None], columns=["what", "value"])
 
 
 def _png(fig) -> str:

@@ -37,6 +37,24 @@ def main(folder: Path) -> None:
     print("| fit | paper model | free params | NLL | paper NLL | H_win | H_loss | H_tie | converged | grad | top 3 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    loo_file = folder / "loo-comparison.json"
+    if loo_file.exists():
+        _loo_section(json.loads(loo_file.read_text()))
+
+
+def _loo_section(comparison: dict) -> None:
+    """The leave-one-out comparison of ``bayesrank compare --format json``, as a table and its sentences."""
+    print("\n## Leave-one-out comparison of the tie models (NUTS, one held-out cell = one pair)\n")
+    print("Produced by `bayesrank compare` (see models/regenerate.sh). ELPD and its standard error per fit; "
+          "the difference to the best with the standard error of the pointwise differences; stacking "
+          "weights; PSIS diagnostics (cells with Pareto k > 0.7 are named in the notes below).\n")
+    print("| model | ELPD | se | ELPD diff | dse | stacking weight | p_loo | max Pareto k | method |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for m in comparison["models"]:
+        print(f"| {m['name']} | {m['elpd']:.1f} | {m['se']:.1f} | {m['elpd_diff']:.1f} | {m['dse']:.1f} | "
+              f"{m['weight']:.3f} | {m['p']:.1f} | {m['max_pareto_k']:.2f} | {m['method']} |")
+    print()
+    print("\n".join(f"- {w}" for w in comparison["warnings"]))
 
 
 if __name__ == "__main__":
