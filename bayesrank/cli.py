@@ -501,8 +501,8 @@ def cmd_select_rank(args) -> int:
 
 def render_selection(selection) -> str:
     """The rank-selection table with the chosen rank."""
-    what = {"cv": "mean held-out NLL per comparison (lower is better)", "bic": "BIC (lower is better)",
-            "loo": "elpd_loo (higher is better)"}[selection.criterion]
+    what = {"cv": "mean held-out NLL per comparison; lower is better", "bic": "BIC; lower is better",
+            "loo": "elpd_loo; higher is better"}[selection.criterion]
     lines = [f"rank chosen by {selection.criterion}: {selection.rank}   ({what})", ""]
     lines.append(selection.criteria.to_string(index=False, float_format=lambda v: f"{v:.5g}"))
     lines += [f"warning: {w}" for w in selection.warnings]
