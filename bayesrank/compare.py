@@ -73,7 +73,6 @@ class Loo:
     pareto_k: np.ndarray
     method: str
     warnings: list[str] = field(default_factory=list)
-    _elpd_data: object = None
 
     @property
     def n_bad(self) -> int:
@@ -262,7 +261,7 @@ def _loo_tree(fit: Fit) -> xr.DataTree:
 def _from_elpd(label, elpd, pareto_k, method) -> Loo:
     elpd_i = np.asarray(elpd.elpd_i.values, dtype=float).ravel()
     return Loo(label=label, elpd=float(elpd.elpd), se=float(elpd.se), p=float(elpd.p), elpd_i=elpd_i,
-               pareto_k=np.asarray(pareto_k, dtype=float), method=method, _elpd_data=elpd)
+               pareto_k=np.asarray(pareto_k, dtype=float), method=method)
 
 
 def _cells_named(fit: Fit, cells: np.ndarray, shown: int = 4) -> str:

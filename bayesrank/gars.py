@@ -634,8 +634,8 @@ def from_data(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie",
         raise BayesrankError("counts_only and framework exclude each other: the GARS come from one source.")
     if framework is None:
         pc = pair_counts(data, scheme_of(scheme).n_categories, by_judge)
-        complete = saturated_graph(pc).complete_graph
-        if counts_only or complete:
+        graph = saturated_graph(pc)
+        if counts_only or graph.complete_graph:
             return from_counts(data, score, scheme, method=method, by_judge=by_judge, n_draws=n_draws,
                                random_seed=random_seed)
         if method != "map":
@@ -645,7 +645,7 @@ def from_data(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie",
                 "(--counts-only) for the observed pairs only.")
         framework = default_model(data)
         n_pairs = len(pc.items) * (len(pc.items) - 1) // 2
-        why = (f"the data compare {int(saturated_graph(pc).upper.sum())} of {n_pairs} pairs, so the raw counts do "
+        why = (f"the data compare {int(graph.upper.sum())} of {n_pairs} pairs, so the raw counts do "
                f"not identify the others: these are the GARS of a {framework.label} fit (MAP), which covers "
                "every pair (counts_only=True / --counts-only for the observed pairs only)")
     else:

@@ -13,7 +13,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from bayesrank.results.elo import Elo, elo as elo_view
-from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, point_kind, se
+from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, se
 from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
 
