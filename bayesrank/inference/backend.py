@@ -19,9 +19,10 @@ compiled once per operation and shared by every model and data size.
   :data:`JIT_AFTER` times is JIT-compiled anyway (a simulation or a bootstrap pays it back).
   ``BAYESRANK_JIT=always`` JIT-compiles any repeated model, ``never`` stays on the C backend.
 
-The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs``,
-keyed by the function's structure, the backend and a digest of bayesrank's sources and the
-library versions), so a new process skips the rewrites as well. ``BAYESRANK_GRAPH_CACHE=0``
+The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs/<digest>``,
+keyed by the function's structure and the backend, in a folder named by a digest of bayesrank's
+sources and the library versions; folders of other digests are deleted when the cache is first
+used), so a new process skips the rewrites as well. ``BAYESRANK_GRAPH_CACHE=0``
 turns that off. Without a C compiler (``pytensor.config.cxx`` empty) both tiers are PyTensor's
 default backend.
 
@@ -55,6 +56,8 @@ CHEAP, HOT = "cvm", "numba"
 #: Under the default policy a structure reused this many times in a process is JIT-compiled
 #: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
 JIT_AFTER = 3
+#: Graph-cache folders of other source versions kept besides the current one (see :func:`graph_directory`).
+KEEP_VERSIONS = 2
 
 _CLOCK = [0.0]
 
@@ -160,15 +163,63 @@ def _graph_path(key, mode) -> Path | None:
     if key is None or os.environ.get(GRAPH_CACHE_ENV, "1") == "0":
         return None
     linker = type(mode.linker).__name__ + str(getattr(mode.linker, "use_cloop", ""))
-    text = repr((key, linker, repr(mode.optimizer), source_digest()))
-    return Path(pytensor.config.base_compiledir) / "bayesrank-graphs" / (hashlib.sha256(text.encode()).hexdigest() + ".pkl")
+    text = repr((key, linker, rewrites_signature(mode)))
+    return graph_directory() / (hashlib.sha256(text.encode()).hexdigest() + ".pkl")
+
+
+def rewrites_signature(mode) -> str:
+    """What decides a mode's rewrites, as text that is the same in every process (the
+    optimizer objects' own ``repr`` carries memory addresses, which made every process miss
+    the disk cache and add new files to it)."""
+    query = mode.provided_optimizer
+    if isinstance(query, str) or query is None:
+        return str(query)
+    parts = [sorted(map(str, getattr(query, name, ()) or ())) for name in ("include", "exclude", "require")]
+    extra = [(type(r).__name__, str(r), position) for r, position in getattr(query, "extra_rewrites", ()) or ()]
+    return repr((type(query).__name__, parts, getattr(query, "position_cutoff", None), extra))
+
+
+@cache
+def graph_directory() -> Path:
+    """``<base_compiledir>/bayesrank-graphs/<source digest>``: one folder per version of the
+    sources and libraries. Besides this version's, the :data:`KEEP_VERSIONS` most recently used
+    folders stay (several installs may share the compile directory); older ones are removed
+    here, so the cache does not grow with every upgrade or edit."""
+    return version_folder(Path(pytensor.config.base_compiledir) / "bayesrank-graphs")
+
+
+def version_folder(root: Path) -> Path:
+    """This version's folder under ``root``, after removing the stale ones (see
+    :func:`graph_directory`)."""
+    here = root / source_digest()[:16]
+    if root.is_dir():
+        others = [p for p in root.iterdir() if p != here]
+        others.sort(key=lambda p: p.stat().st_mtime if p.exists() else 0.0, reverse=True)
+        for stale in [p for p in others if not p.is_dir()] + [p for p in others if p.is_dir()][KEEP_VERSIONS:]:
+            _remove(stale)
+    if here.is_dir():
+        try:
+            os.utime(here)  # "most recently used" for the other installs' pruning
+        except OSError:
+            pass
+    return here
+
+
+def _remove(path: Path) -> None:
+    """Delete a stale cache entry or folder (best effort: another process may be using it)."""
+    import shutil
+
+    try:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    except OSError:
+        pass
 
 
 def _save(path: Path, fn) -> None:
     """Store the rewritten graph of ``fn`` (best effort: a failure only loses the cache)."""
     try:
         maker = fn.maker
-        blob = cloudpickle.dumps((maker.inputs, maker.outputs, maker.fgraph))
+        blob = cloudpickle.dumps((maker.inputs, maker.outputs, maker.fgraph, maker.unpack_single))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(blob)
@@ -180,7 +231,9 @@ def _save(path: Path, fn) -> None:
 def _load(path: Path, mode, kwargs):
     """A function from a stored rewritten graph, without rewriting it again (None on failure)."""
     try:
-        inputs, outputs, fgraph = pickle.loads(path.read_bytes())
+        inputs, outputs, fgraph, unpack_single = pickle.loads(path.read_bytes())
+        if unpack_single:  # ``pytensor.function`` was given one output, not a list: return it bare
+            outputs = outputs[0]
         maker = pytensor.compile.maker.FunctionMaker(
             inputs, outputs, mode=mode, fgraph=fgraph, no_fgraph_prep=True, accept_inplace=True,
             on_unused_input=kwargs.get("on_unused_input", "ignore"))
