@@ -57,7 +57,7 @@ CHEAP, HOT = "cvm", "numba"
 #: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
 JIT_AFTER = 3
 #: Graph-cache folders of other source versions kept besides the current one (see :func:`graph_directory`).
-KEEP_VERSIONS = 2
+KEEP_VERSIONS = 8
 
 _CLOCK = [0.0]
 
