@@ -118,12 +118,46 @@ def _add_data_args(p) -> None:
                         "leaderboards with --model by-category --method nuts")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each command's one-line help (``bayesrank --help`` lists them without building their options).
+HELP = {
+    "fit": "fit a model and print its leaderboard",
+    "evaluate": "goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)",
+    "report": "fit one or more models and write a self-contained HTML (or Markdown) report",
+    "compare": "compare models by leave-one-out cross-validation (NUTS fits)",
+    "select-rank": "choose the rank of an HJA model by cross-validation, BIC or PSIS-LOO",
+    "datasets": "list the bundled datasets",
+    "precompile": "compile the standard models once (make install runs it), so first fits load cached machine "
+                  "code instead of compiling; PYTENSOR_FLAGS=base_compiledir=DIR sets the cache",
+    "demo": "Davidson k_tie=1 on arena-2024 by MAP and NUTS",
+    "gars": "GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit",
+    "dml": "DMLRank: debiased GARS from human labels, context features and LLM judges "
+           "(frequentist, simultaneous confidence intervals)",
+}
+
+
+def command_of(argv) -> str:
+    """The command named on a command line (its first word that is not an option); "" when
+    there is none or it is not a command."""
+    word = next((w for w in argv if not w.startswith("-")), "")
+    return word if word in HELP else ""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser: every command's options (default), or only those of
+    ``command`` (none for ""; every command is still listed with its help line). The options
+    derived from the frameworks import the model layer, so ``bayesrank --help`` and
+    ``bayesrank datasets`` stay instant when only their own options are built."""
     parser = _Parser(prog="bayesrank", description="Leaderboards from pairwise comparisons of LLMs.")
     parser.add_argument("--debug", action="store_true", help="show the Python traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parsers = {name: sub.add_parser(name, help=text) for name, text in HELP.items()}
+    for name, add in _OPTIONS.items():
+        if command is None or command == name:
+            add(parsers[name])
+    return parser
 
-    fit = sub.add_parser("fit", help="fit a model and print its leaderboard")
+
+def _add_fit_args(fit) -> None:
     _add_data_args(fit)
     _add_model_args(fit)
     fit.add_argument("--method", default="map", choices=("map", "nuts"))
@@ -158,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)} (written atomically)")
     fit.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
 
-    ev = sub.add_parser("evaluate", help="goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)")
+
+def _add_evaluate_args(ev) -> None:
     _add_data_args(ev)
     _add_model_args(ev)
     ev.add_argument("--split", type=float, default=None,
@@ -168,29 +203,31 @@ def build_parser() -> argparse.ArgumentParser:
                     help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
     ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
 
-    for name, text in (("report", "fit one or more models and write a self-contained HTML (or Markdown) report"),
-                       ("compare", "compare models by leave-one-out cross-validation (NUTS fits)")):
-        p = sub.add_parser(name, help=text)
-        _add_data_args(p)
-        p.add_argument("--models", nargs="+", required=True, metavar="SPEC",
-                       help="models as framework[:option=value,...], e.g. davidson:k_tie=1 rao-kupper bt:ties=drop")
-        p.add_argument("--method", default="map" if name == "report" else "nuts", choices=("map", "nuts"))
-        p.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
-        p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
-        p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
-        p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="show NUTS progress (default: when stderr is a terminal)")
-        p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
-                       help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
-        if name == "report":
-            p.add_argument("--out", type=Path, required=True, help="report file: .html (self-contained) or .md")
-            p.add_argument("--top", type=int, default=30, help="leaderboard rows per model")
-            p.add_argument("--title", default="bayesrank report", help="the report's title")
-            p.add_argument("--force", action="store_true", help="replace the report file if it exists")
-        else:
-            p.add_argument("--format", default="table", choices=("table", "json"))
-    sel = sub.add_parser("select-rank", help="choose the rank of an HJA model by cross-validation, BIC or PSIS-LOO")
+
+def _add_models_args(p, name: str) -> None:
+    """``report`` and ``compare``: several models of one dataset."""
+    _add_data_args(p)
+    p.add_argument("--models", nargs="+", required=True, metavar="SPEC",
+                   help="models as framework[:option=value,...], e.g. davidson:k_tie=1 rao-kupper bt:ties=drop")
+    p.add_argument("--method", default="map" if name == "report" else "nuts", choices=("map", "nuts"))
+    p.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
+    p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
+    p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
+    p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show NUTS progress (default: when stderr is a terminal)")
+    p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
+                   help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
+    if name == "report":
+        p.add_argument("--out", type=Path, required=True, help="report file: .html (self-contained) or .md")
+        p.add_argument("--top", type=int, default=30, help="leaderboard rows per model")
+        p.add_argument("--title", default="bayesrank report", help="the report's title")
+        p.add_argument("--force", action="store_true", help="replace the report file if it exists")
+    else:
+        p.add_argument("--format", default="table", choices=("table", "json"))
+
+
+def _add_select_rank_args(sel) -> None:
     _add_data_args(sel)
     _add_model_args(sel)
     sel.add_argument("--criterion", default="cv", choices=("cv", "bic", "loo"),
@@ -204,11 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"), help="loo: NUTS implementation")
     sel.add_argument("--format", default="table", choices=("table", "json"))
 
-    sub.add_parser("datasets", help="list the bundled datasets")
-    sub.add_parser("precompile", help="compile the standard models once (make install runs it), so first fits "
-                   "load cached machine code instead of compiling; PYTENSOR_FLAGS=base_compiledir=DIR sets the cache")
 
-    demo = sub.add_parser("demo", help="Davidson k_tie=1 on arena-2024 by MAP and NUTS")
+def _add_demo_args(demo) -> None:
     demo.add_argument("--out", type=Path, default=Path("demo"), help="directory for the two fits")
     demo.add_argument("--draws", type=int, default=1000)
     demo.add_argument("--tune", type=int, default=1000)
@@ -216,15 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
 
-    _add_gars_parser(sub)
-    _add_dml_parser(sub)
-    return parser
 
-
-def _add_gars_parser(sub) -> None:
+def _add_gars_args(g) -> None:
     from bayesrank.model.scoring import SCHEMES, SCORES
 
-    g = sub.add_parser("gars", help="GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit")
     _add_data_args(g)
     g.add_argument("--score", default="borda", choices=SCORES, help="the GARS functional")
     g.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES),
@@ -251,12 +280,10 @@ def _add_gars_parser(sub) -> None:
     g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
 
 
-def _add_dml_parser(sub) -> None:
+def _add_dml_args(d) -> None:
     from bayesrank.dml.learners import LEARNERS
     from bayesrank.model.scoring import SCHEMES, SCORES
 
-    d = sub.add_parser("dml", help="DMLRank: debiased GARS from human labels, context features and LLM judges "
-                                   "(frequentist, simultaneous confidence intervals)")
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
                                 "context, features, model_a (shown first), model_b, winner")
     d.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
@@ -277,6 +304,19 @@ def _add_dml_parser(sub) -> None:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--format", default="table", choices=("table", "json", "csv"))
     d.add_argument("--top", type=int, default=20, help="policy rows shown by the table format")
+
+
+def _no_options(p) -> None:
+    """``datasets`` and ``precompile`` take no options."""
+
+
+#: Command → the function adding its options (see :func:`build_parser`).
+_OPTIONS = {
+    "fit": _add_fit_args, "evaluate": _add_evaluate_args,
+    "report": lambda p: _add_models_args(p, "report"), "compare": lambda p: _add_models_args(p, "compare"),
+    "select-rank": _add_select_rank_args, "datasets": _no_options, "precompile": _no_options,
+    "demo": _add_demo_args, "gars": _add_gars_args, "dml": _add_dml_args,
+}
 
 
 def framework_from_args(args):
@@ -829,7 +869,7 @@ def main(argv=None) -> int:
     debug = "--debug" in argv
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_of(argv)).parse_args(argv)
         args.argv = argv
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -35,6 +35,19 @@ def test_light_entry_points_do_not_import_the_pymc_stack(case):
     assert imported_after(CASES[case]) == []
 
 
+def test_help_imports_neither_the_model_layer_nor_pandas():
+    """``bayesrank --help`` builds no command's options, so it reads no framework."""
+    code = CASES["help"] + "\nimport sys\nassert not {'pandas', 'scipy', 'bayesrank.model'} & set(sys.modules), sys.modules"
+    assert imported_after(code) == []
+
+
+@pytest.mark.parametrize("case", ["help", "fit-help", "datasets", "map-fit"])
+def test_scipy_stats_is_not_imported(case):
+    """scipy.stats costs about a second of imports (its docstrings are parsed): the normal and
+    χ² functions bayesrank needs come from scipy.special."""
+    assert imported_after(CASES[case] + "\nimport sys\nassert 'scipy.stats' not in sys.modules") is not None
+
+
 def test_map_fit_does_not_import_arviz():
     loaded = imported_after(CASES["map-fit"])
     assert "pymc" in loaded  # the model is a PyMC model ...

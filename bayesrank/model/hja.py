@@ -70,7 +70,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.stats import chi2
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import ModelSpecError
@@ -80,13 +79,15 @@ from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
 from bayesrank.model.structures import empirical_scores, free_real, zero_sum_scores
 
 pm = lazy_module("pymc")
+special = lazy_module("scipy.special")
 pt = lazy_module("pytensor.tensor")
 
 #: Relative size below which a singular strength, ‖μ‖ or a leading entry counts as zero.
 ZERO = 1e-8
 #: √(95% point of χ² with 2 degrees of freedom): the gap of two equal singular values, in units
-#: of √2 × their standard deviation, exceeds it with probability 5%.
-DISTINCT_CHI2 = float(np.sqrt(chi2.ppf(0.95, 2)))
+#: of √2 × their standard deviation, exceeds it with probability 5%. (χ²₂ is the exponential
+#: distribution of mean 2, whose 95% point is −2 log 0.05.)
+DISTINCT_CHI2 = float(np.sqrt(-2 * np.log(0.05)))
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def zero_test(x: np.ndarray, x_draws: np.ndarray) -> tuple[float, float]:
     keep = w > 1e-10 * max(w[-1], 1e-300)
     proj = vec[:, keep].T @ x
     stat = float(np.sum(proj**2 / w[keep]))
-    return stat, float(chi2.sf(stat, int(keep.sum())))
+    return stat, float(special.chdtrc(int(keep.sum()), stat))
 
 
 def max_rank(n_judges: int, n_items: int) -> int:

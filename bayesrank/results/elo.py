@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from bayesrank.errors import BayesrankError
 from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point
@@ -85,7 +85,7 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
         if interval_kind(tree) == "wald":
             C = tree["estimate"]["score_cov"].values
             err = np.sqrt(np.clip(np.diag(C) + C[a, a] - 2 * C[:, a], 0, None))
-            z = norm.ppf(1 - alpha)
+            z = ndtri(1 - alpha)
             lower, upper = centre - z * err, centre + z * err
         else:
             dd = draws(tree, "score")

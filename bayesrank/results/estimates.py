@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from bayesrank.errors import BayesrankError
 
@@ -60,7 +60,7 @@ def interval(tree: xr.DataTree, name: str, level: float = 0.95) -> tuple[np.ndar
     check_level(level)
     alpha = (1 - level) / 2
     if interval_kind(tree) == "wald":
-        z = norm.ppf(1 - alpha)
+        z = ndtri(1 - alpha)
         p, s = point(tree, name), se(tree, name)
         return p - z * s, p + z * s
     x = draws(tree, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from bayesrank.results.elo import Elo, elo as elo_view
 from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, se
@@ -152,10 +152,10 @@ def pairwise_contrasts(names, value: np.ndarray, cov: np.ndarray | None, sample:
     if cov is not None:
         diff = value[i] - value[j]
         err = np.sqrt(np.clip(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0, None))
-        z = norm.ppf(1 - alpha)
+        z = ndtri(1 - alpha)
         lower, upper = diff - z * err, diff + z * err
         with np.errstate(invalid="ignore", divide="ignore"):
-            p = norm.cdf(diff / err)
+            p = ndtr(diff / err)
     else:
         dd = sample[:, i] - sample[:, j]
         # the point values' difference: the posterior mean's for NUTS draws, the MLE's for

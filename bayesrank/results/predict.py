@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from bayesrank.data.comparisons import FIRST_A, FIRST_B, OUTCOMES, Comparisons
 from bayesrank.errors import BayesrankError
@@ -85,7 +85,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
         probs, jac = outcome_jacobian(structure, tree["estimate"]["theta"].values, cells)
         cov = tree["estimate"]["theta_cov"].values
         err = np.sqrt(np.clip(np.einsum("nop,pq,noq->no", jac, cov, jac), 0, None))
-        z = norm.ppf(1 - alpha)
+        z = ndtri(1 - alpha)
         lower, upper = np.clip(probs - z * err, 0, 1), np.clip(probs + z * err, 0, 1)
     else:
         sample = {v: draws(tree, v) for v in names}
