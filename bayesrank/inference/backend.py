@@ -6,25 +6,29 @@ Two tiers
 Compiling a PyTensor function costs, in every new process, the graph rewrites (about half a
 second for a model's log-density) plus the backend's own work: numba — PyTensor's default
 here — generates code and loads it from its disk cache, or JIT-compiles it for seconds per
-graph when it has never seen it; the C backend loads small per-operation modules that are
-compiled once per operation and shared by every model and data size.
+graph when it has never seen it; the C backend loads small per-operation modules, but first
+scans PyTensor's whole module cache (``compiledir``: a second with the ~850 modules a few
+installs leave there) and hashes every operation's C code; the NumPy implementations of the
+operations (PyTensor's virtual machine without C thunks) cost nothing to link.
 
-* **cheap** (``CHEAP``: the C backend, ``linker="cvm"``): every function a fit calls a
-  handful of times (the per-cell kernels of the information, the variables map) and the
-  log-density of a model's first fit in a process.
+* **cheap** (``CHEAP``: PyTensor's virtual machine with NumPy thunks, fusion left out, see
+  :func:`mode_for`): every function a fit calls a handful of times (the per-cell kernels of
+  the information, the variables map) and the log-density of a model's first fit in a
+  process. It needs no compiler at all, so a fit whose rewritten graphs are on disk links in
+  milliseconds, in the first process after an install as in every later one.
 * **hot** (``HOT``: numba): the log-density of a model fitted again in the same process —
-  the L-BFGS loop calls it a hundred times per fit, and numba's code is 2–3× faster there —
-  once numba has compiled that graph before (``bayesrank precompile`` does it for the
+  the L-BFGS loop calls it a hundred times per fit, and numba's code is faster
+  there — once numba has compiled that graph before (``bayesrank precompile`` does it for the
   standard models at install time), so a second fit never stops for a JIT; a model reused
   :data:`JIT_AFTER` times is JIT-compiled anyway (a simulation or a bootstrap pays it back).
-  ``BAYESRANK_JIT=always`` JIT-compiles any repeated model, ``never`` stays on the C backend.
+  ``BAYESRANK_JIT=always`` JIT-compiles any repeated model, ``never`` stays on the cheap tier.
 
 The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs/<digest>``,
 keyed by the function's structure and the backend, in a folder named by a digest of bayesrank's
 sources and the library versions; folders of other digests are deleted when the cache is first
 used), so a new process skips the rewrites as well. ``BAYESRANK_GRAPH_CACHE=0``
-turns that off. Without a C compiler (``pytensor.config.cxx`` empty) both tiers are PyTensor's
-default backend.
+turns that off. Without a C compiler (``pytensor.config.cxx`` empty) the hot tier is
+PyTensor's default backend.
 
 The clock
 ---------
@@ -52,7 +56,7 @@ cloudpickle = lazy_module("cloudpickle")
 GRAPH_CACHE_ENV, JIT_ENV = "BAYESRANK_GRAPH_CACHE", "BAYESRANK_JIT"
 JIT_POLICIES = ("cached", "always", "never")
 #: The two tiers, as PyTensor linker names.
-CHEAP, HOT = "cvm", "numba"
+CHEAP, HOT = "vm", "numba"
 #: Under the default policy a structure reused this many times in a process is JIT-compiled
 #: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
 JIT_AFTER = 3
@@ -109,9 +113,33 @@ def jit_policy() -> str:
 
 def mode_for(tier: str | None):
     """The PyTensor mode of a tier (``"cheap"``, ``"hot"``) or PyTensor's default (None)."""
-    if tier is None or not pytensor.config.cxx:
+    if tier is None:
         return pytensor.compile.mode.get_default_mode()
-    return pytensor.compile.mode.Mode(linker=CHEAP if tier == "cheap" else HOT, optimizer="fast_run")
+    if tier == "cheap":
+        return _cheap_mode()
+    if not pytensor.config.cxx:
+        return pytensor.compile.mode.get_default_mode()
+    return pytensor.compile.mode.Mode(linker=HOT, optimizer="fast_run")
+
+
+@cache
+def _cheap_mode():
+    """The cheap tier: PyTensor's virtual machine running every operation's NumPy
+    implementation (no C thunks, so no C module cache to scan), with the ``fast_run``
+    rewrites except elementwise fusion (a fused loop has no NumPy implementation and would run
+    element by element in Python), and with every plain ``OpFromGraph`` inlined (a gradient
+    of ``logsumexp`` is one, and its inner function would otherwise be linked with C thunks)."""
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.compile.rewriting import inline_ofg_node
+    from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
+    from pytensor.link.vm import VMLinker
+
+    @node_rewriter([OpFromGraph])
+    def inline_opfromgraph(fgraph, node):
+        return inline_ofg_node(node) if type(node.op) is OpFromGraph else False
+
+    mode = pytensor.compile.mode.Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer="fast_run")
+    return mode.excluding("fusion").register((dfs_rewriter(inline_opfromgraph), -0.005))
 
 
 def function(inputs, outputs, *, key=None, tier: str | None = None, mode=None, **kwargs) -> Compiled:
@@ -162,7 +190,7 @@ def is_cached(key, tier: str) -> bool:
 def _graph_path(key, mode) -> Path | None:
     if key is None or os.environ.get(GRAPH_CACHE_ENV, "1") == "0":
         return None
-    linker = type(mode.linker).__name__ + str(getattr(mode.linker, "use_cloop", ""))
+    linker = type(mode.linker).__name__ + str(getattr(mode.linker, "use_cloop", "")) + str(getattr(mode.linker, "c_thunks", ""))
     text = repr((key, linker, rewrites_signature(mode)))
     return graph_directory() / (hashlib.sha256(text.encode()).hexdigest() + ".pkl")
 
