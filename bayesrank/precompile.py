@@ -1,16 +1,15 @@
 """Compile the standard models once, so that a fresh install's first fit does not wait on a compiler.
 
 A fit compiles its model's log-density and the per-cell kernels of the information
-(:mod:`bayesrank.inference.backend`): the C backend's per-operation modules, the rewritten
-graphs, and for the log-density of repeated fits numba's machine code, all cached on disk
-under PyTensor's ``base_compiledir``. :func:`precompile` fits the standard models on the
+(:mod:`bayesrank.inference.backend`): the rewritten graphs (run on PyTensor's NumPy
+thunks, nothing to compile), and for the log-density of repeated fits numba's machine code,
+both cached on disk under PyTensor's ``base_compiledir``. :func:`precompile` fits the standard models on the
 bundled datasets once and compiles their hot tier, which fills those caches; every later
 process, including the very first ``bayesrank fit`` of a fresh install, loads code instead
 of compiling it. ``make install`` runs it (``bayesrank precompile``); a ``pip install`` user
 runs it once by hand.
 
-The C modules are per operation, so they serve every model and data size; the rewritten
-graphs are per model *structure* (framework options, numbers of items and judges), so a new
+The rewritten graphs are per model *structure* (framework options, numbers of items and judges), so a new
 shape spends its rewrites once and is cached from then on. ``fit.diagnostics
 ["compile_seconds"]`` says how much of a fit was compiling.
 """
