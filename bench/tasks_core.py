@@ -38,7 +38,8 @@ def _child(cmd, env) -> dict:
     wall = time.perf_counter() - t0
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return {"wall": wall, "cpu": cpu, "returncode": proc.returncode, "stdout": proc.stdout[-20000:],
+    # the fit's JSON (one line, ~40 kB for arena-2024) must stay whole: _summarise_fit parses it
+    return {"wall": wall, "cpu": cpu, "returncode": proc.returncode, "stdout": proc.stdout[-2_000_000:],
             "stderr": proc.stderr[-2000:] if proc.returncode else ""}
 
 
