@@ -22,7 +22,7 @@ from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.tree import assemble
-from bayesrank.inference.whiten import WHITE, Whitening, whitened_model, whitening
+from bayesrank.inference.whiten import Whitening, posterior_of, whitened_model, whitening
 from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED, STYLE, Framework
 
@@ -117,8 +117,8 @@ def fit_nuts(
             compute_convergence_checks=False,
             **_backend_kwargs(sampler),
         )
-    if WHITE in idata["posterior"]:
-        idata["posterior"] = idata["posterior"].to_dataset().drop_vars(WHITE)
+    if white.theta is not None:
+        idata["posterior"] = posterior_of(idata["posterior"].to_dataset(), white, framework, prepared, model)
     pm.compute_log_likelihood(idata, model=model, progressbar=False)
     seconds = time.perf_counter() - t0
     diagnostics = sampling_diagnostics(idata, (*framework.reported(), STYLE))

@@ -10,8 +10,8 @@ close to a standard normal, and a diagonal mass matrix fits it.
 This is a change of coordinates only: the model's own log-density (priors and likelihood,
 with the Jacobians of its transforms) is evaluated at θ̂ + L z, whose Jacobian |L| is a
 constant; the posterior is the same distribution, and every model variable (free and
-deterministic) is recorded under its own name and dims as a function of z. The chains start
-at z = 0, the MAP (each sampler adds its jitter).
+deterministic) is recorded under its own name and dims, computed from the draws of z after
+sampling. The chains start at z = 0, the MLE (each sampler adds its jitter).
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytensor.tensor as pt
+import xarray as xr
+from scipy.linalg import cholesky, solve_triangular
+from threadpoolctl import threadpool_limits
 from pytensor.graph.replace import graph_replace
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.inference.asymptotics import covariance_factor
 from bayesrank.inference.compiled import compiled
-from bayesrank.inference.map import fit_map
+from bayesrank.inference.information import information
+from bayesrank.inference.optimize import maximise
+from bayesrank.inference.tree import coords_of, variable_dims
 from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import Framework
 
@@ -44,7 +48,8 @@ class Whitening:
     ----------
     theta : ndarray or None
     factor : ndarray or None
-        Lower triangular, L Lᵀ = Cov(θ̂).
+        L with L Lᵀ = Cov(θ̂) = I⁻¹ (the inverse observed information): L = U⁻¹ for the
+        Cholesky factor I = UᵀU (upper triangular).
     reason : str
         Why the model is sampled in its own coordinates (empty when whitened).
     """
@@ -55,8 +60,10 @@ class Whitening:
 
 
 def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
-    """θ̂ and L from the maximum-likelihood fit of ``data`` (raw cells), when it has a finite,
-    positive-definite covariance on every free coordinate of ``model`` (the NUTS model)."""
+    """θ̂ and L from the maximum-likelihood estimate of ``data`` (raw cells) — the MAP fit's
+    optimiser and exact Hessian, without its intervals and its existence check (any full-rank
+    L gives the same posterior; a poor one only costs leapfrog steps) — when the observed
+    information is positive definite on every free coordinate of ``model`` (the NUTS model)."""
     if not framework.map_supported:
         return Whitening(None, None, "the model has no maximum-likelihood fit (hierarchical prior)")
     prepared = framework.prepare(data)
@@ -65,24 +72,28 @@ def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
     flat, point = compiled(framework, prepared, "flat"), model.initial_point()
     if [(v.name, point[v.name].shape) for v in model.value_vars] != [(v.name, flat.slices[v.name][1]) for v in flat.value_vars]:
         return Whitening(None, None, "the prior changes the free coordinates")
-    tree = fit_map(framework, data, n_draws=1, intervals="wald", information="observed")
-    cov = tree["estimate"]["theta_cov"].values
-    if not np.all(np.isfinite(cov)):
-        return Whitening(None, None, "the maximum-likelihood fit has no covariance (no MLE, or singular information)")
-    factor = covariance_factor(cov)
-    if not np.all(np.abs(np.diag(factor)) > 0) or np.any(np.triu(factor, 1)):
-        return Whitening(None, None, "the covariance of the maximum-likelihood fit is not positive definite")
-    return Whitening(tree["estimate"]["theta"].values.astype(float), factor)
+    bound = flat.bind(prepared)
+    with threadpool_limits(limits=1):  # small dense algebra: one BLAS thread (as the MAP fit)
+        theta, _ = maximise(bound.logp_dlogp, lambda th: -information(bound, th, "observed"), bound.x0,
+                            prepared.n_comparisons,
+                            information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
+        try:
+            upper = cholesky(information(bound, theta, "observed"), lower=False)
+        except np.linalg.LinAlgError:
+            return Whitening(None, None, "the observed information is singular at the maximum-likelihood estimate")
+        if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(upper))):
+            return Whitening(None, None, "the maximum-likelihood fit did not reach a finite estimate")
+        factor = solve_triangular(upper, np.eye(theta.size), lower=False)
+    return Whitening(theta, factor)
 
 
 def whitened_model(model, white: Whitening):
-    """The PyMC ``model`` sampled in z: a flat z with the model's log-density at θ̂ + L z as a
-    potential, and every free variable and deterministic of the model as a deterministic of
-    the same name and dims."""
+    """The PyMC ``model`` sampled in z: a flat z with the model's log-density at θ̂ + L z as its
+    only term. Nothing else is computed per draw: :func:`posterior_of` maps the draws of z to
+    every model variable afterwards, all draws at once."""
     value_vars = list(model.value_vars)
     point = model.initial_point()
-    names = [v.name for v in (*model.free_RVs, *model.deterministics)]
-    with pm.Model(coords=model.coords) as out:
+    with pm.Model() as out:
         # θ̂ and L as data: the compiled graph is the same for every fit of this shape
         theta_hat = pm.Data("whitening_mode", white.theta)
         factor = pm.Data("whitening_factor", white.factor)
@@ -95,7 +106,24 @@ def whitened_model(model, white: Whitening):
             parts[v] = theta[start:start + size].reshape(shape).astype(v.dtype)
             start += size
         pm.Potential("log_density", graph_replace(model.logp(), parts, strict=False))
-        values = model.replace_rvs_by_values([model[n] for n in names])
-        for name, value in zip(names, graph_replace(values, parts, strict=False)):
-            pm.Deterministic(name, value, dims=model.named_vars_to_dims.get(name))
     return out
+
+
+def posterior_of(draws: xr.Dataset, white: Whitening, framework: Framework, prepared: Comparisons,
+                 model) -> xr.Dataset:
+    """The posterior of every variable of ``model`` (free and deterministic, with its own name
+    and dims) from the draws of z: θ = θ̂ + L z pushed through the model's map θ ↦ variables
+    (:meth:`~bayesrank.inference.compiled.Structure.value_rows`)."""
+    z = draws[WHITE].values
+    chains, n_draws = z.shape[:2]
+    thetas = white.theta + z.reshape(chains * n_draws, -1) @ white.factor.T
+    structure = compiled(framework, prepared, "flat")
+    rows = structure.value_rows(thetas)
+    coords = coords_of(framework, prepared)
+    out = {}
+    for v in (*model.free_RVs, *model.deterministics):
+        sl, shape = structure.layout()[v.name]
+        dims = variable_dims(model, v.name, shape)
+        out[v.name] = xr.DataArray(rows[:, sl].reshape(chains, n_draws, *shape), dims=("chain", "draw", *dims),
+                                   coords={d: coords[d] for d in dims if d in coords})
+    return xr.Dataset(out, coords={"chain": draws["chain"], "draw": draws["draw"]}, attrs=draws.attrs)
