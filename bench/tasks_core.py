@@ -281,7 +281,7 @@ def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chai
     steps = stats["n_steps"] if "n_steps" in stats else stats.get("num_steps")
     return {"sampler": sampler, "seed": seed, "whitened": fit.diagnostics["whitened"], "seconds": t,
             "sampling_seconds": fit.diagnostics["seconds"], "whitening_seconds": fit.diagnostics["whitening_seconds"],
-            "leapfrog_steps": None if steps is None else float(steps.mean()), "load_average": os.getloadavg()[0],
+            "leapfrog_steps": None if steps is None else float(steps.mean()),
             "min_ess_bulk_all": float(summ["ess_bulk"].min()), "min_ess_tail_all": float(summ["ess_tail"].min()),
             "max_rhat_all": float(summ["r_hat"].max()), "divergences": fit.diagnostics["divergences"],
             "draws": draws, "chains": chains, "n_parameters": int(sum(np.size(v) for v in post.data_vars.values()) /
@@ -467,8 +467,8 @@ def report(results: dict) -> list[str]:
                      "min tail ESS", "max r̂", "divergences", "load average"),
                     [(r["sampler"], "whitened" if r.get("whitened") else "model's own", r.get("seed", 1),
                       f"{r['seconds']:.1f} s", fmt(r.get("leapfrog_steps"), "{:.1f}"), f"{r['min_ess_bulk_all']:.0f}",
-                      f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.3f}", r["divergences"],
-                      fmt(r.get("load_average"), "{:.1f}")) for r in nuts])
+                      f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
+                      fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])
     grid = [r for rs in (results.get("grid") or {}).values() for r in rs if "error" not in r]
     lines += _table("Table D.1 models by MAP (warm: median of 2 refits)",
                     ("id", "model", "free params", "warm fit", "first fit", "NLL", "paper", "converged", "intervals"),
