@@ -186,6 +186,8 @@ def _add_fit_args(fit) -> None:
                      help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show NUTS progress (default: when stderr is a terminal)")
+    fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
+                     help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
@@ -457,7 +459,8 @@ def _fit_kwargs(args) -> dict:
         if value is not None:
             raise BayesrankError(f"{flag} applies to --method map (NUTS intervals are posterior quantiles).")
     return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress)
+                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
+                whiten=args.whiten)
 
 
 def cmd_fit(args) -> int:
