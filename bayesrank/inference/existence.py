@@ -255,20 +255,20 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
     held = locked(structure.framework.link, bound.counts, P)
     if not held.any():
         return False
+    index = np.arange(structure.n_free)
+    free = np.unique(np.concatenate([index[cols] for name, (_, cols, _) in zip(nmap.names, nmap.blocks)
+                                     if name in linear]))
+    if any(np.intersect1d(free, index[cols]).size for name, (_, cols, _) in zip(nmap.names, nmap.blocks)
+           if name not in linear):  # a coordinate that also moves a variable held fixed
+        return False
     weights = np.zeros((held.size, P, P))
     weights[held] = np.eye(P)
     X = cd.matrix(weights)
-    index = np.arange(structure.n_free)
-    moved = [(rows, index[cols], block) for name, (rows, cols, block) in zip(nmap.names, nmap.blocks) if name in linear]
-    held_fixed = [index[cols] for name, (rows, cols, block) in zip(nmap.names, nmap.blocks) if name not in linear]
-    free = np.unique(np.concatenate([cols for _, cols, _ in moved]))
-    if any(np.intersect1d(free, cols).size for cols in held_fixed):  # a coordinate also moves a held variable
-        return False
-    position = np.searchsorted(free, np.arange(structure.n_free))
-    gram = np.zeros((free.size, free.size))
-    for rows_i, cols_i, B_i in moved:
-        for rows_j, cols_j, B_j in moved:
-            gram[np.ix_(position[cols_i], position[cols_j])] += B_i.T @ (X[rows_i, rows_j] @ B_j)
+    for name, (rows, _, _) in zip(nmap.names, nmap.blocks):
+        if name not in linear:  # only the linear variables move
+            X[rows] = 0.0
+            X[:, rows] = 0.0
+    gram = nmap.pull_back_matrix(X, theta)[np.ix_(free, free)]
     smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
     return bool(smallest > LOCKED_RANK_TOL * largest)
 
