@@ -305,15 +305,23 @@ def task_grid(ids: str = "1-30") -> dict:
     for mid in chosen:
         fw = leaderbot_model(mid)
         t, fit = timed(lambda: br.fit(fw, data))
-        warm = [timed(lambda: br.fit(fw, data)) for _ in range(2)]
+        warm, cpu = [], []
+        for _ in range(2):
+            c0 = time.process_time()
+            warm.append(timed(lambda: br.fit(fw, data)))
+            cpu.append(time.process_time() - c0)
         fit = warm[-1][1]
         reported = [np.asarray(fit.tree["estimate"][f"{v}_se"].values) for v in fw.reported()
                     if f"{v}_se" in fit.tree["estimate"]]
         rows.append({"id": mid, "label": fw.label, "first_seconds": t, "warm_seconds": summary(w[0] for w in warm)["median"],
+                     "warm_cpu_seconds": summary(cpu)["median"],
                      "nll": fit.nll, "paper_nll": LEADERBOT_D1[mid][1], "converged": fit.converged,
                      "intervals": bool(reported and all(np.all(np.isfinite(r)) for r in reported)),
                      "n_params": fit.n_params, "iterations": fit.diagnostics["iterations"],
-                     "newton_iterations": fit.diagnostics["newton_iterations"]})
+                     "newton_iterations": fit.diagnostics["newton_iterations"],
+                     "grad_norm": fit.diagnostics["grad_norm"],
+                     "min_information_eigenvalue": fit.diagnostics["min_information_eigenvalue"]})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress of a long run
     return {"models": rows}
 
 

@@ -34,8 +34,37 @@ import numpy as np
 
 from dataclasses import dataclass
 
+from scipy.linalg import cho_factor, cho_solve
+from scipy.sparse.linalg import LinearOperator, eigsh
+
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import Bound, Structure
+
+#: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
+#: eigendecomposition; beyond, from Lanczos iterations on its Cholesky factor (O(n²) a step
+#: instead of O(n³)).
+DENSE_EIGEN_MAX = 400
+
+
+def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False) -> tuple[float, float, tuple | None]:
+    """Smallest and largest eigenvalues of a symmetric matrix, and its Cholesky factor
+    (``cho_factor`` form) when it is positive definite (else None; with ``definite_only`` the
+    eigenvalues of a matrix that is not positive definite are not computed: NaN)."""
+    try:
+        factor = cho_factor(info)
+    except np.linalg.LinAlgError:
+        factor = None
+    if factor is None and definite_only:
+        return float("nan"), float("nan"), None
+    if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
+        w = np.linalg.eigvalsh(info)
+        return float(w[0]), float(w[-1]), factor
+    size = info.shape[0]
+    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    inverse = LinearOperator((size, size), matvec=lambda v: cho_solve(factor, v), dtype=float)
+    smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    return smallest, largest, factor
+
 
 #: Matrices :func:`information` builds.
 INFORMATION = ("observed", "expected", "scores")

@@ -29,7 +29,6 @@ from functools import cache
 import numpy as np
 import xarray as xr
 from scipy.linalg import cho_factor, cho_solve
-from scipy.sparse.linalg import LinearOperator, eigsh
 from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
@@ -39,7 +38,7 @@ from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
-from bayesrank.inference.information import INFORMATION, CellDerivatives, information
+from bayesrank.inference.information import INFORMATION, CellDerivatives, extreme_eigenvalues, information
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
 from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -55,29 +54,6 @@ COVARIANCE = {
     "observed": "inverse observed information (exact Hessian)",
     "expected": "inverse plug-in expected information with the empirical design",
 }
-
-
-#: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
-#: eigendecomposition; beyond, from Lanczos iterations on its Cholesky factor (O(n²) a step
-#: instead of O(n³)).
-DENSE_EIGEN_MAX = 400
-
-
-def extreme_eigenvalues(info: np.ndarray) -> tuple[float, float, tuple | None]:
-    """Smallest and largest eigenvalues of a symmetric matrix, and its Cholesky factor
-    (``cho_factor`` form) when it is positive definite (else None)."""
-    try:
-        factor = cho_factor(info)
-    except np.linalg.LinAlgError:
-        factor = None
-    if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
-        w = np.linalg.eigvalsh(info)
-        return float(w[0]), float(w[-1]), factor
-    size = info.shape[0]
-    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    inverse = LinearOperator((size, size), matvec=lambda v: cho_solve(factor, v), dtype=float)
-    smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    return smallest, largest, factor
 
 
 def fit_map(
