@@ -30,9 +30,10 @@ predictor and link functions.
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import Bound, Structure
@@ -125,8 +126,9 @@ class CellDerivatives:
             out += np.bincount(self.rows[name].ravel(), (self.jac[name] * g[:, q, None]).ravel(), self.size)
         return out
 
-    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None) -> np.ndarray:
-        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates.
+    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None) -> sp.csr_matrix:
+        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates, sparse (each cell
+        touches a few natural coordinates: the matrix has O(cells) non-zeros).
 
         Parameters
         ----------
@@ -149,15 +151,22 @@ class CellDerivatives:
                     rows = self.rows[name_q]
                     index.append((rows[:, :, None] * self.size + rows[:, None, :]).ravel())
                     value.append(H.ravel())
-        flat = np.bincount(np.concatenate(index), np.concatenate(value), self.size**2)
-        return flat.reshape(self.size, self.size)
+        index = np.concatenate(index)
+        return sp.csr_matrix((np.concatenate(value), (index // self.size, index % self.size)),
+                             shape=(self.size, self.size))
 
 
 def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed",
-                        units: Units | None = None) -> np.ndarray:
+                        units: Units | None = None, sparse: bool = False):
     """An information-type matrix (module docstring) in the natural coordinates of ``cd``:
     the variables the predictors read, before the map to θ (``units``: the meat of
-    ``kind="scores"`` per comparison instead of per cell)."""
+    ``kind="scores"`` per comparison instead of per cell); a dense array, or with ``sparse``
+    a ``scipy.sparse`` matrix."""
+    out = _natural_information(cd, counts, kind, units)
+    return out if sparse else out.toarray()
+
+
+def _natural_information(cd, counts, kind, units):
     link = cd.link
     if kind == "observed":
         return cd.matrix(-link["hess"], -link["grad"])
@@ -194,7 +203,7 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    nat = natural_information(cd, bound.counts, kind, units)
+    nat = natural_information(cd, bound.counts, kind, units, sparse=True)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural

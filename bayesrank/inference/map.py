@@ -28,8 +28,8 @@ from functools import cache
 
 import numpy as np
 import xarray as xr
-from scipy.linalg import cho_factor, cho_solve
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.linalg import cho_factor, lapack
+from scipy.sparse.linalg import eigsh
 from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
@@ -63,21 +63,34 @@ COVARIANCE = {
 DENSE_EIGEN_MAX = 400
 
 
-def extreme_eigenvalues(info: np.ndarray) -> tuple[float, float, tuple | None]:
-    """Smallest and largest eigenvalues of a symmetric matrix, and its Cholesky factor
-    (``cho_factor`` form) when it is positive definite (else None)."""
+def extreme_eigenvalues(info: np.ndarray) -> tuple[float, float, tuple | None, np.ndarray | None]:
+    """Smallest and largest eigenvalues of a symmetric matrix, its Cholesky factor
+    (``cho_factor`` form) when it is positive definite (else None), and — beyond
+    :data:`DENSE_EIGEN_MAX` coordinates — its inverse (else None)."""
     try:
-        factor = cho_factor(info)
+        factor = cho_factor(info, check_finite=False)
     except np.linalg.LinAlgError:
         factor = None
     if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
         w = np.linalg.eigvalsh(info)
-        return float(w[0]), float(w[-1]), factor
-    size = info.shape[0]
+        return float(w[0]), float(w[-1]), factor, None
+    # Lanczos on the matrix and on its inverse (which the covariance needs anyway): matrix-vector
+    # products only, O(n²) a step instead of the O(n³) of a full eigendecomposition
+    inverse = cholesky_inverse(factor)
     largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    inverse = LinearOperator((size, size), matvec=lambda v: cho_solve(factor, v), dtype=float)
     smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    return smallest, largest, factor
+    return smallest, largest, factor, inverse
+
+
+def cholesky_inverse(factor: tuple) -> np.ndarray:
+    """A⁻¹ from the Cholesky factor of A (``cho_factor`` form): LAPACK's potri, a third of the
+    work of solving against the identity."""
+    c, lower = factor
+    inverse, info = lapack.dpotri(c, lower=lower)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri failed ({info})")
+    triangle = np.tril(inverse) if lower else np.triu(inverse)
+    return triangle + triangle.T - np.diag(np.diag(triangle))
 
 
 def fit_map(
@@ -201,7 +214,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
-    eig_min, eig_max, factor = extreme_eigenvalues(observed / n)
+    eig_min, eig_max, factor, inverse = extreme_eigenvalues(observed / n)
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
 
     values = structure.values(theta)
@@ -221,10 +234,12 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
-            if kind == "observed" and factor is not None:  # the Cholesky factor is at hand
-                cov = cho_solve(factor, np.eye(info.shape[0])) / n
+            if kind == "observed" and inverse is not None:  # at hand
+                cov = inverse / n
+            elif kind == "observed" and factor is not None:  # the Cholesky factor is at hand
+                cov = cholesky_inverse(factor) / n
             else:
-                cov = cho_solve(cho_factor(info), np.eye(info.shape[0]))
+                cov = cholesky_inverse(cho_factor(info))
             cov = cov if chart is None else chart @ cov @ chart.T
             if intervals == "sandwich":
                 units = comparison_units(framework, data, prepared, weights)
@@ -264,7 +279,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             n_draws = len(thetas)
         else:
             factor = asymptotics.covariance_factor(cov)
-            se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
+            se, cross = asymptotics.delta_method(structure, theta, factor, covariances, cov)
             sample = asymptotics.draws(structure, theta, factor, n_draws, rng)
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
