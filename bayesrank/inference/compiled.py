@@ -369,6 +369,10 @@ def _gather(value: np.ndarray, cells, by, n) -> np.ndarray:
     return out.reshape(k * n, *out.shape[2:])
 
 
+#: From this many natural coordinates on, information matrices are assembled sparse and pulled
+#: back through the structured blocks of B (:class:`SparsePlusRankOne`); below, dense algebra
+#: on small matrices is faster than building sparse ones.
+SPARSE_FROM = 400
 #: A block of B counts as sparse (possibly after removing a rank-one part) when it has at most
 #: this many non-zeros per row and column on average.
 SPARSE_DENSITY = 4
@@ -481,7 +485,10 @@ class NaturalMap:
 
     @cached_property
     def structured(self) -> tuple[SparsePlusRankOne, ...]:
-        """Each block of B as sparse plus rank one (:class:`SparsePlusRankOne`)."""
+        """Each block of B as sparse plus rank one (:class:`SparsePlusRankOne`; dense below
+        :data:`SPARSE_FROM` natural coordinates)."""
+        if self.size < SPARSE_FROM:
+            return tuple(SparsePlusRankOne(block) for _, _, block in self.blocks)
         return tuple(SparsePlusRankOne.of(block) for _, _, block in self.blocks)
 
     @classmethod

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference.compiled import Bound, Structure
+from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
 
 #: Matrices :func:`information` builds.
 INFORMATION = ("observed", "expected", "scores")
@@ -84,6 +84,10 @@ def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, 
     return idx.ravel(), vals.ravel()
 
 
+#: The last (bound, θ, CellDerivatives) of :meth:`CellDerivatives.at`.
+_LAST: list = []
+
+
 class CellDerivatives:
     """Predictors, their Jacobians and the link's derivatives for every cell at given values of
     the natural variables.
@@ -115,8 +119,14 @@ class CellDerivatives:
 
     @classmethod
     def at(cls, bound: Bound, theta: np.ndarray) -> CellDerivatives:
-        """The cells of a bound model at θ."""
-        return cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+        """The cells of a bound model at θ (the last one is kept: a fit asks for the observed
+        information, the scores, the existence check and the cells' log-probabilities at θ̂)."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if _LAST and _LAST[0] is bound and _LAST[1] == key:
+            return _LAST[2]
+        cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+        _LAST[:] = [bound, key, cd]
+        return cd
 
     def gradient(self) -> np.ndarray:
         """∇_nat ℓ: Σ_c J_cᵀ ∂L_c/∂p."""
@@ -126,9 +136,9 @@ class CellDerivatives:
             out += np.bincount(self.rows[name].ravel(), (self.jac[name] * g[:, q, None]).ravel(), self.size)
         return out
 
-    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None) -> sp.csr_matrix:
-        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates, sparse (each cell
-        touches a few natural coordinates: the matrix has O(cells) non-zeros).
+    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None, sparse: bool = False):
+        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates: dense, or with
+        ``sparse`` a CSR matrix (each cell touches a few natural coordinates: O(cells) non-zeros).
 
         Parameters
         ----------
@@ -151,9 +161,10 @@ class CellDerivatives:
                     rows = self.rows[name_q]
                     index.append((rows[:, :, None] * self.size + rows[:, None, :]).ravel())
                     value.append(H.ravel())
-        index = np.concatenate(index)
-        return sp.csr_matrix((np.concatenate(value), (index // self.size, index % self.size)),
-                             shape=(self.size, self.size))
+        index, value = np.concatenate(index), np.concatenate(value)
+        if sparse:
+            return sp.csr_matrix((value, (index // self.size, index % self.size)), shape=(self.size, self.size))
+        return np.bincount(index, value, self.size**2).reshape(self.size, self.size)
 
 
 def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed",
@@ -162,23 +173,18 @@ def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "ob
     the variables the predictors read, before the map to θ (``units``: the meat of
     ``kind="scores"`` per comparison instead of per cell); a dense array, or with ``sparse``
     a ``scipy.sparse`` matrix."""
-    out = _natural_information(cd, counts, kind, units)
-    return out if sparse else out.toarray()
-
-
-def _natural_information(cd, counts, kind, units):
     link = cd.link
     if kind == "observed":
-        return cd.matrix(-link["hess"], -link["grad"])
+        return cd.matrix(-link["hess"], -link["grad"], sparse=sparse)
     if kind == "expected":
         lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
         W = np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D)
-        return cd.matrix(W)
+        return cd.matrix(W, sparse=sparse)
     if units is None:
         g = link["grad"]
-        return cd.matrix(g[:, :, None] * g[:, None, :])
+        return cd.matrix(g[:, :, None] * g[:, None, :], sparse=sparse)
     G = _unit_gradients(cd, units)
-    return cd.matrix(np.einsum("ck,ckp,ckq->cpq", units.counts, G, G))
+    return cd.matrix(np.einsum("ck,ckp,ckq->cpq", units.counts, G, G), sparse=sparse)
 
 
 def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False,
@@ -203,7 +209,7 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    nat = natural_information(cd, bound.counts, kind, units, sparse=True)
+    nat = natural_information(cd, bound.counts, kind, units, sparse=bound.structure.natural.size >= SPARSE_FROM)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
