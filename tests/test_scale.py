@@ -155,3 +155,19 @@ def test_certificate_is_refused_without_positive_weights():
     B = sp.csr_matrix(np.array([[1.0], [-1.0]]))  # ±w both decrease one row: bounded
     assert existence.stiemke_certificate(B, np.array([1.0, 1.0]))
     assert not existence.stiemke_certificate(B, np.array([1.0, 0.0]))
+
+
+def test_newton_steps_of_many_coordinates_solve_by_conjugate_gradients():
+    from bayesrank.inference import optimize
+
+    rng = np.random.default_rng(5)
+    n = optimize.ITERATIVE_FROM
+    X = rng.standard_normal((n, n)) / np.sqrt(n)
+    M = np.eye(n) + 0.3 * (X @ X.T)
+    d = np.sqrt(np.diag(M))
+    scaled = M / np.outer(d, d)
+    rhs = rng.standard_normal(n)
+    step = optimize._newton_step(scaled, rhs)
+    assert np.allclose(step, np.linalg.solve(scaled, rhs), rtol=0, atol=1e-8)
+    indefinite = scaled - 2 * np.outer(rhs, rhs) / (rhs @ rhs)   # rhs is a negative direction
+    assert optimize._newton_step(indefinite, rhs) is None
