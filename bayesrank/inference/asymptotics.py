@@ -32,8 +32,25 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
         return v * np.sqrt(np.clip(w, 0, None))
 
 
+def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact covariances of the natural variables that are affine in θ (no positive-variable
+    coordinate among theirs), B Cov(θ̂)[cols, cols] Bᵀ with B in its sparse-plus-rank-one form:
+    O(size²) per variable for the zero-sum scores, where differences along the columns of a
+    covariance factor cost O(size³)."""
+    nmap = structure.natural
+    index = np.arange(cov.shape[0])
+    out = {}
+    for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured):
+        if nmap.exp_columns[cols].any():
+            continue
+        at = index[cols]
+        out[name] = B.congruence(cov[np.ix_(at, at)])
+    return out
+
+
 def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
-                 cross: Mapping[str, bool] | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                 cross: Mapping[str, bool] | None = None, cov: np.ndarray | None = None
+                 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Delta-method standard errors of every model variable, and covariances of a few.
 
     Parameters
@@ -47,6 +64,9 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
         Variables whose covariance is returned (default ``{"score": False}``: for
         differences): False for the full matrix, True for one block per entry of the first
         axis (:meth:`~bayesrank.model.framework.Framework.covariances`).
+    cov : ndarray, optional
+        Cov(θ̂) itself: the variables affine in θ then come from :func:`linear_covariances`,
+        and the directional differences run only when some other variable is left.
 
     Returns
     -------
@@ -57,12 +77,14 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     """
     cross = {"score": False} if cross is None else cross
     layout = structure.layout()
+    exact = linear_covariances(structure, cov) if cov is not None else {}
+    exact = {name: full for name, full in exact.items() if name in layout}
     total = sum(sl.stop - sl.start for sl, _ in layout.values())
     var = np.zeros(total)
     picks = {name: (layout[name][0], layout[name][1] if blocked else (int(np.prod(layout[name][1])),))
              for name, blocked in cross.items() if name in layout}
-    cov = {name: np.zeros((*shape[:-1], shape[-1], shape[-1])) for name, (sl, shape) in picks.items()}
-    n_dir = factor.shape[1]
+    out = {name: np.zeros((*shape[:-1], shape[-1], shape[-1])) for name, (sl, shape) in picks.items()}
+    n_dir = factor.shape[1] if set(layout) - set(exact) else 0
     for start in range(0, n_dir, CHUNK):
         L = factor[:, start:start + CHUNK].T * STEP
         rows = structure.value_rows(np.vstack([theta + L, theta - L]))
@@ -70,10 +92,20 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
         JL = (rows[:k] - rows[k:]) / (2 * STEP)          # (directions, variables)
         var += np.sum(JL**2, axis=0)
         for name, (sl, shape) in picks.items():
+            if name in exact:
+                continue
             block = JL[:, sl].reshape(k, -1, shape[-1])   # (directions, blocks, entries)
-            cov[name] += np.einsum("dbi,dbj->bij", block, block).reshape(cov[name].shape)
+            out[name] += np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2)).reshape(out[name].shape)
     se = {name: np.sqrt(var[sl]).reshape(shape) for name, (sl, shape) in layout.items()}
-    return se, cov
+    for name, full in exact.items():
+        sl, shape = layout[name]
+        se[name] = np.sqrt(np.clip(np.diag(full), 0.0, None)).reshape(shape)
+        if name in picks:
+            _, picked = picks[name]
+            size = picked[-1]
+            blocks = [full[r * size:(r + 1) * size, r * size:(r + 1) * size] for r in range(full.shape[0] // size)]
+            out[name] = np.stack(blocks).reshape(out[name].shape)
+    return se, out
 
 
 def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) -> list[str]:

@@ -21,6 +21,7 @@ from functools import cache, cached_property
 
 import numpy as np
 import pytensor.tensor as pt
+import scipy.sparse as sp
 from pymc.pytensorf import join_nonshared_inputs
 from pymc.logprob.transforms import LogTransform
 from pytensor.compile.mode import Mode
@@ -368,6 +369,88 @@ def _gather(value: np.ndarray, cells, by, n) -> np.ndarray:
     return out.reshape(k * n, *out.shape[2:])
 
 
+#: From this many natural coordinates on, information matrices are assembled sparse and pulled
+#: back through the structured blocks of B (:class:`SparsePlusRankOne`); below, dense algebra
+#: on small matrices is faster than building sparse ones.
+SPARSE_FROM = 400
+#: A block of B counts as sparse (possibly after removing a rank-one part) when it has at most
+#: this many non-zeros per row and column on average.
+SPARSE_DENSITY = 4
+#: Entries of a block below this fraction of its largest are rounding of exact zeros (B is
+#: measured by unit steps of the value map).
+ROUNDING = 1e-12
+
+
+@dataclass(frozen=True)
+class SparsePlusRankOne:
+    """A dense block of B as S + u vᵀ with S sparse, when it has that shape (the zero-sum scores:
+    PyMC's transform is the identity plus a rank-one correction), else S = B, dense. Products
+    with sparse information matrices then cost O(non-zeros + size²), not O(size³).
+    """
+
+    S: sp.csr_matrix | np.ndarray
+    u: np.ndarray | None = None
+    v: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, B: np.ndarray) -> SparsePlusRankOne:
+        limit = SPARSE_DENSITY * sum(B.shape)
+        tiny = ROUNDING * max(float(np.max(np.abs(B), initial=0.0)), 1e-300)
+        if np.count_nonzero(np.abs(B) > tiny) <= limit:
+            return cls(sp.csr_matrix(np.where(np.abs(B) > tiny, B, 0.0)))
+        if min(B.shape) > 1:
+            u = np.median(B, axis=1)                  # each row's common value
+            S = B - u[:, None]
+            S[np.abs(S) <= tiny] = 0.0
+            if np.count_nonzero(S) <= limit:
+                return cls(sp.csr_matrix(S), u, np.ones(B.shape[1]))
+        return cls(B)
+
+    def sandwich(self, H, other: SparsePlusRankOne) -> np.ndarray:
+        """selfᵀ H other as a dense array (H sparse or dense)."""
+        out = self.S.T @ (H @ other.S)
+        out = out.toarray() if sp.issparse(out) else np.array(out)
+        left, right = [], []                          # the rank-one terms, added in one product
+        if other.u is not None:
+            left.append(self.S.T @ (H @ other.u))
+            right.append(other.v)
+        if self.u is not None:
+            Hu = H.T @ self.u
+            left.append(self.v)
+            right.append(other.S.T @ Hu + (float(Hu @ other.u) * other.v if other.u is not None else 0.0))
+        if left:
+            out += np.column_stack(left) @ np.vstack(right)
+        return out
+
+    def congruence(self, C: np.ndarray) -> np.ndarray:
+        """self C selfᵀ for a dense symmetric C (the covariance of B x when Cov(x) = C)."""
+        SC = np.asarray(self.S @ C)
+        out = np.array(self.S @ SC.T)
+        if self.u is not None:
+            w = SC @ self.v                                   # S C v
+            out += np.column_stack([w + 0.5 * float(self.v @ C @ self.v) * self.u, self.u]) @ \
+                np.vstack([self.u, w + 0.5 * float(self.v @ C @ self.v) * self.u])
+        return out
+
+    def diagonal_sandwich(self, H, other: SparsePlusRankOne, at_self: np.ndarray, at_other: np.ndarray
+                          ) -> np.ndarray:
+        """The entries (at_self[k], at_other[k]) of selfᵀ H other, without forming it."""
+        HS = H @ other.S
+        S_i = self.S[:, at_self]
+        HS_j = HS[:, at_other]
+        prod = S_i.multiply(HS_j) if sp.issparse(S_i) else (HS_j.multiply(S_i) if sp.issparse(HS_j)
+                                                             else S_i * HS_j)
+        out = np.asarray(prod.sum(axis=0)).ravel()
+        if other.u is not None:
+            out += (self.S.T @ (H @ other.u))[at_self] * other.v[at_other]
+        if self.u is not None:
+            left = H.T @ self.u
+            out += self.v[at_self] * (other.S.T @ left)[at_other]
+            if other.u is not None:
+                out += float(left @ other.u) * self.v[at_self] * other.v[at_other]
+        return out
+
+
 @dataclass(frozen=True)
 class NaturalMap:
     """The variables the predictors read (*natural coordinates*), an affine map of φ(θ).
@@ -399,6 +482,14 @@ class NaturalMap:
     blocks: tuple
     constant: np.ndarray
     exp_columns: np.ndarray
+
+    @cached_property
+    def structured(self) -> tuple[SparsePlusRankOne, ...]:
+        """Each block of B as sparse plus rank one (:class:`SparsePlusRankOne`; dense below
+        :data:`SPARSE_FROM` natural coordinates)."""
+        if self.size < SPARSE_FROM:
+            return tuple(SparsePlusRankOne(block) for _, _, block in self.blocks)
+        return tuple(SparsePlusRankOne.of(block) for _, _, block in self.blocks)
 
     @classmethod
     def from_structure(cls, structure: Structure) -> NaturalMap:
@@ -482,15 +573,17 @@ class NaturalMap:
             out[rows] += block @ scaled[cols]
         return out
 
-    def pull_back_matrix(self, H: np.ndarray, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
-        """A matrix in natural coordinates as a matrix in θ: D Bᵀ H B D (block by block), with
+    def pull_back_matrix(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+        """A matrix in natural coordinates (dense, or sparse: then no product costs more than
+        O(non-zeros + n²)) as a matrix in θ: D Bᵀ H B D (block by block), with
         D = diag φ'(θ), plus diag(φ''(θ) ⊙ Bᵀ g) when the natural gradient ``grad`` is given
         (a Hessian: the curvature of exp)."""
         n_free = theta.size
         out = np.zeros((n_free, n_free))
-        for rows_i, cols_i, B_i in self.blocks:
-            for rows_j, cols_j, B_j in self.blocks:
-                product = B_i.T @ (H[rows_i, rows_j] @ B_j)
+        H = H.tocsr() if sp.issparse(H) else H
+        for (rows_i, cols_i, _), B_i in zip(self.blocks, self.structured):
+            for (rows_j, cols_j, _), B_j in zip(self.blocks, self.structured):
+                product = B_i.sandwich(H[rows_i][:, rows_j], B_j)
                 if isinstance(cols_i, slice) and isinstance(cols_j, slice):
                     out[cols_i, cols_j] += product
                 else:
@@ -502,16 +595,17 @@ class NaturalMap:
                 out[np.diag_indices(n_free)] += np.where(self.exp_columns, np.exp(theta), 0.0) * self._bt_g(grad, n_free)
         return out
 
-    def pull_back_diagonal(self, H: np.ndarray, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+    def pull_back_diagonal(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
         """The diagonal of :meth:`pull_back_matrix` without forming the matrix."""
         n_free = theta.size
         out = np.zeros(n_free)
         index = np.arange(n_free)
-        for rows_i, cols_i, B_i in self.blocks:
-            for rows_j, cols_j, B_j in self.blocks:
+        H = H.tocsr() if sp.issparse(H) else H
+        for (rows_i, cols_i, _), B_i in zip(self.blocks, self.structured):
+            for (rows_j, cols_j, _), B_j in zip(self.blocks, self.structured):
                 common, at_i, at_j = np.intersect1d(index[cols_i], index[cols_j], return_indices=True)
                 if common.size:
-                    out[common] += np.sum(B_i[:, at_i] * (H[rows_i, rows_j] @ B_j[:, at_j]), axis=0)
+                    out[common] += B_i.diagonal_sandwich(H[rows_i][:, rows_j], B_j, at_i, at_j)
         if self.exp_columns.any():
             e = np.where(self.exp_columns, np.exp(theta), 0.0)
             out *= np.where(self.exp_columns, e, 1.0) ** 2

@@ -69,16 +69,19 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
     Returns
     -------
     dict
-        ``mle_exists`` (bool), ``warnings`` (list of str), ``diverging`` (only when a direction
+        ``mle_exists`` (bool), ``warnings`` (list of str), ``existence_check`` (what decided:
+        ``"graph"``, ``"locked cells"``, ``"certificate"`` or ``"linear programme"``, :func:`recession`), ``diverging`` (only when a direction
         of unbounded likelihood was found: its entries by variable) and, for judge-aware models, ``degenerate_judges``,
         ``signed_sensitivity`` and ``recommendation``.
     """
     prepared = bound.data
     exists, warnings = mle_existence(prepared)
-    out = {"mle_exists": exists, "warnings": warnings}
+    out = {"mle_exists": exists, "warnings": warnings, "existence_check": "graph"}
     if not exists:
         return out
-    found = recession(bound, theta)
+    how: dict = {}
+    found = recession(bound, theta, how)
+    out["existence_check"] = how.get("check", "graph")
     if found is not None:
         out.update(mle_exists=False, warnings=[_sentence(found, prepared)],
                    diverging={name: part["moves"] for name, part in found.items()})
@@ -122,12 +125,16 @@ def _linear_variables(structure, cd: CellDerivatives) -> set[str]:
     return keep
 
 
-def recession(bound: Bound, theta: np.ndarray) -> dict | None:
+def recession(bound: Bound, theta: np.ndarray, how: dict | None = None) -> dict | None:
     """A direction of the parameters along which the likelihood never decreases, if any.
 
     Only natural variables that the predictors read affinely (given the others, held at
     ``theta``) move. For the Bradley–Terry link with scores alone this is Ford's condition,
-    already checked on the graph, so nothing is solved.
+    already checked on the graph, so nothing is solved. Otherwise two certificates are tried
+    first — cells whose outcomes pin every free coordinate (:func:`locked_cells_identify`), then
+    the stationarity of ``theta`` (:func:`stiemke_certificate`) — and the linear programme runs
+    only when both fail; ``how["check"]`` says which decided (``"locked cells"``,
+    ``"certificate"`` or ``"linear programme"``; unset when the graph did).
 
     Returns
     -------
@@ -164,18 +171,32 @@ def recession(bound: Bound, theta: np.ndarray) -> dict | None:
         cells = np.broadcast_to(np.arange(n)[:, None], cols.shape)
         slope[name] = coo_matrix((cd.jac[name][mask], (cells[mask], cols[mask])), shape=(n, start)).tocsr()
     counts = bound.counts
-    blocks = []
+    _, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
+    grad = {name: outcome_grad[:, :, cd.names.index(name)] if name in cd.names else np.zeros((n, 3))
+            for name in ("d", "h")}
+    blocks, weights = [], []
     for o, outcome in enumerate(OUTCOMES):
         seen = np.flatnonzero(counts[:, o] > 0)
         if not seen.size:
             continue
-        for c_d, c_h in RECESSION[link][outcome]:
+        rays = np.asarray(RECESSION[link][outcome], dtype=float).reshape(-1, 2)
+        # ∂ log P_o/∂(d, h) of each cell as a combination of the outcome's rays (least norm)
+        g = np.column_stack([grad["d"][seen, o], grad["h"][seen, o]])
+        share = g @ np.linalg.pinv(rays)
+        for k, (c_d, c_h) in enumerate(rays):
             blocks.append(c_d * slope["d"][seen] + c_h * slope["h"][seen])
+            weights.append(counts[seen, o] * share[:, k])
     if not blocks:
         return None
+    how = {} if how is None else how
     if locked_cells_identify(bound, theta, cd, linear):
+        how["check"] = "locked cells"
         return None
     A = vstack(blocks).tocsr()
+    if stiemke_certificate(A, np.concatenate(weights)):
+        how["check"] = "certificate"
+        return None
+    how["check"] = "linear programme"
     objective = -np.asarray(A.sum(axis=0)).ravel()
     res = linprog(objective, A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=(-1, 1), method="highs")
     if res.status != 0 or -res.fun <= TOLERANCE:
@@ -269,8 +290,32 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
             X[rows] = 0.0
             X[:, rows] = 0.0
     gram = nmap.pull_back_matrix(X, theta)[np.ix_(free, free)]
-    smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
+    smallest, largest, _, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
     return bool(smallest > LOCKED_RANK_TOL * largest)
+
+
+def stiemke_certificate(A, y: np.ndarray) -> bool:
+    """Whether positive row weights prove that no w in [−1, 1]ᵏ has A w ≥ 0 with a total slope
+    1ᵀ A w above :data:`TOLERANCE` — the linear programme of :func:`recession` then has nothing
+    to find, and is not run.
+
+    Stiemke's alternative: no w has A w ≥ 0, A w ≠ 0 exactly when some y > 0 has Aᵀ y = 0. At
+    the maximum the gradient of the log-likelihood vanishes; written as Σ_rows y_r A_r with
+    y_r = count × the share of the outcome's ray r in ∂ log P/∂(d, h), it is such a y, up to the
+    optimiser's tolerance. The candidate ``y`` is projected onto the null space of Aᵀ and then
+    checked with the numbers themselves: for any w in the box with A w ≥ 0,
+    min(y) 1ᵀ A w ≤ yᵀ A w = (Aᵀ y)ᵀ w ≤ ‖Aᵀ y‖₁, so 1ᵀ A w ≤ ‖Aᵀ y‖₁ / min(y). On a fit
+    drifting along a flat ray no positive y exists and the check fails (the programme runs).
+    """
+    if not np.all(np.isfinite(y)) or np.min(y, initial=np.inf) <= 0:
+        return False
+    gram = (A.T @ A).toarray()
+    y = y - A @ (np.linalg.pinv(gram, hermitian=True) @ (A.T @ y))
+    if np.min(y) <= 0:
+        return False
+    # ‖Aᵀ y‖₁ with a bound on its rounding error (a few units in the last place of |A|ᵀ|y|)
+    residual = float(np.abs(A.T @ y).sum() + 8 * np.finfo(float).eps * (abs(A).T @ y).sum())
+    return residual / float(np.min(y)) <= TOLERANCE
 
 
 def _sentence(found: dict, data: Comparisons) -> str:

@@ -30,15 +30,15 @@ predictor and link functions.
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
 
-from scipy.linalg import cho_factor, cho_solve
-from scipy.sparse.linalg import LinearOperator, eigsh
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, lapack
+from scipy.sparse.linalg import eigsh
 
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference.compiled import Bound, Structure
+from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
 
 #: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
 #: eigendecomposition; beyond, from Lanczos iterations on its Cholesky factor (O(n²) a step
@@ -46,24 +46,38 @@ from bayesrank.inference.compiled import Bound, Structure
 DENSE_EIGEN_MAX = 400
 
 
-def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False) -> tuple[float, float, tuple | None]:
-    """Smallest and largest eigenvalues of a symmetric matrix, and its Cholesky factor
-    (``cho_factor`` form) when it is positive definite (else None; with ``definite_only`` the
-    eigenvalues of a matrix that is not positive definite are not computed: NaN)."""
+def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False) -> tuple[float, float, tuple | None,
+                                                                             np.ndarray | None]:
+    """Smallest and largest eigenvalues of a symmetric matrix, its Cholesky factor
+    (``cho_factor`` form) when it is positive definite (else None), and — beyond
+    :data:`DENSE_EIGEN_MAX` coordinates — its inverse (else None). With ``definite_only`` the
+    eigenvalues of a matrix that is not positive definite are not computed (NaN)."""
     try:
-        factor = cho_factor(info)
+        factor = cho_factor(info, check_finite=False)
     except np.linalg.LinAlgError:
         factor = None
     if factor is None and definite_only:
-        return float("nan"), float("nan"), None
+        return float("nan"), float("nan"), None, None
     if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
         w = np.linalg.eigvalsh(info)
-        return float(w[0]), float(w[-1]), factor
-    size = info.shape[0]
+        return float(w[0]), float(w[-1]), factor, None
+    # Lanczos on the matrix and on its inverse (which the covariance needs anyway): matrix-vector
+    # products only, O(n²) a step instead of the O(n³) of a full eigendecomposition
+    inverse = cholesky_inverse(factor)
     largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    inverse = LinearOperator((size, size), matvec=lambda v: cho_solve(factor, v), dtype=float)
     smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    return smallest, largest, factor
+    return smallest, largest, factor, inverse
+
+
+def cholesky_inverse(factor: tuple) -> np.ndarray:
+    """A⁻¹ from the Cholesky factor of A (``cho_factor`` form): LAPACK's potri, a third of the
+    work of solving against the identity."""
+    c, lower = factor
+    inverse, info = lapack.dpotri(c, lower=lower)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri failed ({info})")
+    triangle = np.tril(inverse) if lower else np.triu(inverse)
+    return triangle + triangle.T - np.diag(np.diag(triangle))
 
 
 #: Matrices :func:`information` builds.
@@ -112,6 +126,10 @@ def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, 
     return idx.ravel(), vals.ravel()
 
 
+#: The last (bound, θ, CellDerivatives) of :meth:`CellDerivatives.at`.
+_LAST: list = []
+
+
 class CellDerivatives:
     """Predictors, their Jacobians and the link's derivatives for every cell at given values of
     the natural variables.
@@ -143,8 +161,14 @@ class CellDerivatives:
 
     @classmethod
     def at(cls, bound: Bound, theta: np.ndarray) -> CellDerivatives:
-        """The cells of a bound model at θ."""
-        return cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+        """The cells of a bound model at θ (the last one is kept: a fit asks for the observed
+        information, the scores, the existence check and the cells' log-probabilities at θ̂)."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if _LAST and _LAST[0] is bound and _LAST[1] == key:
+            return _LAST[2]
+        cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+        _LAST[:] = [bound, key, cd]
+        return cd
 
     def gradient(self) -> np.ndarray:
         """∇_nat ℓ: Σ_c J_cᵀ ∂L_c/∂p."""
@@ -154,8 +178,9 @@ class CellDerivatives:
             out += np.bincount(self.rows[name].ravel(), (self.jac[name] * g[:, q, None]).ravel(), self.size)
         return out
 
-    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None) -> np.ndarray:
-        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates.
+    def matrix(self, weights: np.ndarray, second_weights: np.ndarray | None = None, sparse: bool = False):
+        """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) in natural coordinates: dense, or with
+        ``sparse`` a CSR matrix (each cell touches a few natural coordinates: O(cells) non-zeros).
 
         Parameters
         ----------
@@ -178,27 +203,30 @@ class CellDerivatives:
                     rows = self.rows[name_q]
                     index.append((rows[:, :, None] * self.size + rows[:, None, :]).ravel())
                     value.append(H.ravel())
-        flat = np.bincount(np.concatenate(index), np.concatenate(value), self.size**2)
-        return flat.reshape(self.size, self.size)
+        index, value = np.concatenate(index), np.concatenate(value)
+        if sparse:
+            return sp.csr_matrix((value, (index // self.size, index % self.size)), shape=(self.size, self.size))
+        return np.bincount(index, value, self.size**2).reshape(self.size, self.size)
 
 
 def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed",
-                        units: Units | None = None) -> np.ndarray:
+                        units: Units | None = None, sparse: bool = False):
     """An information-type matrix (module docstring) in the natural coordinates of ``cd``:
     the variables the predictors read, before the map to θ (``units``: the meat of
-    ``kind="scores"`` per comparison instead of per cell)."""
+    ``kind="scores"`` per comparison instead of per cell); a dense array, or with ``sparse``
+    a ``scipy.sparse`` matrix."""
     link = cd.link
     if kind == "observed":
-        return cd.matrix(-link["hess"], -link["grad"])
+        return cd.matrix(-link["hess"], -link["grad"], sparse=sparse)
     if kind == "expected":
         lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
         W = np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D)
-        return cd.matrix(W)
+        return cd.matrix(W, sparse=sparse)
     if units is None:
         g = link["grad"]
-        return cd.matrix(g[:, :, None] * g[:, None, :])
+        return cd.matrix(g[:, :, None] * g[:, None, :], sparse=sparse)
     G = _unit_gradients(cd, units)
-    return cd.matrix(np.einsum("ck,ckp,ckq->cpq", units.counts, G, G))
+    return cd.matrix(np.einsum("ck,ckp,ckq->cpq", units.counts, G, G), sparse=sparse)
 
 
 def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False,
@@ -223,7 +251,7 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    nat = natural_information(cd, bound.counts, kind, units)
+    nat = natural_information(cd, bound.counts, kind, units, sparse=bound.structure.natural.size >= SPARSE_FROM)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural

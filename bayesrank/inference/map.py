@@ -28,7 +28,7 @@ from functools import cache
 
 import numpy as np
 import xarray as xr
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor
 from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
@@ -38,7 +38,8 @@ from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
-from bayesrank.inference.information import INFORMATION, CellDerivatives, extreme_eigenvalues, information
+from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
+                                              information)
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
 from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -177,7 +178,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
-    eig_min, eig_max, factor = extreme_eigenvalues(observed / n)
+    eig_min, eig_max, factor, inverse = extreme_eigenvalues(observed / n)
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
 
     values = structure.values(theta)
@@ -197,10 +198,12 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
-            if kind == "observed" and factor is not None:  # the Cholesky factor is at hand
-                cov = cho_solve(factor, np.eye(info.shape[0])) / n
+            if kind == "observed" and inverse is not None:  # at hand
+                cov = inverse / n
+            elif kind == "observed" and factor is not None:  # the Cholesky factor is at hand
+                cov = cholesky_inverse(factor) / n
             else:
-                cov = cho_solve(cho_factor(info), np.eye(info.shape[0]))
+                cov = cholesky_inverse(cho_factor(info))
             cov = cov if chart is None else chart @ cov @ chart.T
             if intervals == "sandwich":
                 units = comparison_units(framework, data, prepared, weights)
@@ -240,7 +243,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             n_draws = len(thetas)
         else:
             factor = asymptotics.covariance_factor(cov)
-            se, cross = asymptotics.delta_method(structure, theta, factor, covariances)
+            se, cross = asymptotics.delta_method(structure, theta, factor, covariances, cov)
             sample = asymptotics.draws(structure, theta, factor, n_draws, rng)
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}

@@ -29,17 +29,28 @@ from bayesrank.results.estimates import check_level, draws, interval_kind, point
 
 #: Draws from the asymptotic normal for the critical value of Wald and sandwich fits.
 N_SIMULATIONS = 4000
-#: Draws per block of the max statistic (bounds memory: block × pairs).
-BLOCK = 250
+#: Entries (draws × pairs) of one block of the max statistic: bounds its memory (8 bytes each)
+#: whatever the number of items; 2,000 items have two million pairs.
+BLOCK_ENTRIES = 2**22
 
 
 def _max_statistic(deviations: np.ndarray, sigma: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """max over pairs of |δ_i − δ_j| / σ_ij for each row of score deviations δ."""
-    out = np.empty(len(deviations))
-    for start in range(0, len(deviations), BLOCK):
-        block = deviations[start:start + BLOCK]
-        out[start:start + BLOCK] = np.max(np.abs(block[:, i] - block[:, j]) / sigma, axis=1)
+    """max over pairs of |δ_i − δ_j| / σ_ij for each row of score deviations δ, over blocks of
+    draws and of pairs (:data:`BLOCK_ENTRIES`)."""
+    pairs = max(1, min(len(i), BLOCK_ENTRIES))
+    rows = max(1, BLOCK_ENTRIES // pairs)
+    out = np.full(len(deviations), -np.inf)
+    for start in range(0, len(deviations), rows):
+        for first in range(0, len(i), pairs):
+            at = slice(first, first + pairs)
+            out[start:start + rows] = np.maximum(out[start:start + rows],
+                                                 _block_max(deviations[start:start + rows], sigma[at], i[at], j[at]))
     return out
+
+
+def _block_max(deviations: np.ndarray, sigma: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """One block of :func:`_max_statistic`."""
+    return np.max(np.abs(deviations[:, i] - deviations[:, j]) / sigma, axis=1)
 
 
 def critical_value(tree: xr.DataTree, level: float = 0.95, random_seed: int = 0) -> tuple[float, np.ndarray]:

@@ -1,0 +1,178 @@
+"""Many items: intervals from sparse information and structured maps, checked against dense
+NumPy written here; the cheap certificate that lets a MAP fit skip the existence LP."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import bayesrank as br
+from bayesrank.inference import existence
+from bayesrank.inference.compiled import SparsePlusRankOne
+from bayesrank.results.ranksets import rank_sets
+
+
+def _laplacian(m, a, b, weight):
+    """Σ_c w_c (e_a − e_b)(e_a − e_b)ᵀ, dense, written out pair by pair."""
+    L = np.zeros((m, m))
+    for i, j, w in zip(a, b, weight):
+        L[i, i] += w
+        L[j, j] += w
+        L[i, j] -= w
+        L[j, i] -= w
+    return L
+
+
+def _bt_wald_reference(fit, data):
+    """The Bradley–Terry score covariance as the pseudo-inverse of the observed information,
+    a weighted graph Laplacian (the zero-sum scores span its range)."""
+    s = fit.scores().reindex(data.items).to_numpy()
+    d = s[data.a] - s[data.b]
+    p = 1 / (1 + np.exp(-d))
+    n = data.wins_a + data.wins_b + data.ties
+    return s, np.linalg.pinv(_laplacian(data.n_items, data.a, data.b, n * p * (1 - p)), hermitian=True)
+
+
+def test_arena_wald_covariance_is_the_dense_inverse(arena):
+    fit = br.fit(br.BradleyTerry(ties="half"), arena, intervals="wald")
+    _, reference = _bt_wald_reference(fit, arena)
+    cov = fit.tree["estimate"]["score_cov"].values
+    assert np.max(np.abs(cov - reference)) < 1e-10 * np.max(np.abs(reference))
+    se = fit.tree["estimate"]["score_se"].values
+    assert np.allclose(se, np.sqrt(np.diag(reference)), rtol=1e-9, atol=0)
+
+
+def _synthetic(m, pairs_per_item=6, per_pair=50, seed=1):
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(0, 1, m)
+    a = rng.integers(0, m, pairs_per_item * m)
+    b = (a + 1 + rng.integers(0, m - 1, a.size)) % m
+    a[:m - 1], b[:m - 1] = np.arange(m - 1), np.arange(1, m)
+    wins = rng.binomial(per_pair, 1 / (1 + np.exp(-(scores[a] - scores[b]))))
+    names = np.array([f"m{k:04d}" for k in range(m)], dtype=object)
+    return br.Comparisons.from_cells(names[a], names[b], wins, per_pair - wins)
+
+
+def test_many_items_covariance_and_smallest_eigenvalue_match_dense_numpy():
+    """Beyond 400 free coordinates the smallest eigenvalue comes from Lanczos on the inverse and
+    the score covariance from the structured zero-sum map: both against dense NumPy here."""
+    data = _synthetic(450)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data)
+    assert fit.converged
+    s, reference = _bt_wald_reference(fit, data)
+    cov = fit.tree["estimate"]["score_cov"].values
+    assert np.max(np.abs(cov - reference)) < 1e-9 * np.max(np.abs(reference))
+    d = s[data.a] - s[data.b]
+    p = 1 / (1 + np.exp(-d))
+    L = _laplacian(data.n_items, data.a, data.b, (data.wins_a + data.wins_b) * p * (1 - p))
+    # the information on the zero-sum coordinates has the Laplacian's non-zero eigenvalues
+    smallest = np.linalg.eigvalsh(L)[1] / fit.n_comparisons
+    assert fit.diagnostics["min_information_eigenvalue"] == pytest.approx(smallest, rel=1e-5)
+
+
+@pytest.mark.parametrize("shape", ["zero-sum", "sparse", "dense"])
+def test_sparse_plus_rank_one_products_match_dense(shape):
+    rng = np.random.default_rng(3)
+    m = 12
+    if shape == "zero-sum":  # PyMC's zero-sum map: identity with a rank-one correction
+        B = np.vstack([np.eye(m - 1), np.zeros((1, m - 1))])
+        c = 1 / (np.sqrt(m) + m)
+        B = B - c - np.outer(np.eye(m)[-1], np.ones(m - 1)) / np.sqrt(m)
+    elif shape == "sparse":
+        B = np.eye(m)[:, : m - 2]
+    else:
+        B = rng.standard_normal((m, m - 1))
+    part = SparsePlusRankOne.of(B)
+    assert (part.u is not None) == (shape == "zero-sum")
+    assert sp.issparse(part.S) == (shape != "dense")
+    H = sp.random(m, m, density=0.3, random_state=4)
+    H = (H + H.T).tocsr()
+    assert np.allclose(part.sandwich(H, part), B.T @ H.toarray() @ B, atol=1e-13)
+    assert np.allclose(part.sandwich(H.toarray(), part), B.T @ H.toarray() @ B, atol=1e-13)
+    C = rng.standard_normal((B.shape[1], B.shape[1]))
+    C = C @ C.T
+    assert np.allclose(part.congruence(C), B @ C @ B.T, atol=1e-12)
+    at = np.arange(B.shape[1])
+    assert np.allclose(part.diagonal_sandwich(H, part, at, at), np.diag(B.T @ H.toarray() @ B), atol=1e-13)
+
+
+def test_rank_sets_of_many_items_stay_in_bounded_memory(monkeypatch):
+    """The max statistic is taken over blocks of draws and pairs: never draws × all pairs."""
+    import bayesrank.results.ranksets as ranksets
+
+    data = _synthetic(120, pairs_per_item=4)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data)
+    seen = []
+    original = ranksets._block_max
+
+    def spy(deviations, sigma, i, j):
+        seen.append(deviations.shape[0] * len(i))
+        return original(deviations, sigma, i, j)
+
+    monkeypatch.setattr(ranksets, "_block_max", spy)
+    monkeypatch.setattr(ranksets, "BLOCK_ENTRIES", 50_000)
+    small = rank_sets(fit.tree)
+    assert max(seen) <= 50_000
+    monkeypatch.setattr(ranksets, "BLOCK_ENTRIES", 10**9)
+    assert small.equals(rank_sets(fit.tree))  # the blocks change nothing
+
+
+def _count_lp(monkeypatch):
+    calls = []
+    original = existence.linprog
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return original(*args, **kw)
+
+    monkeypatch.setattr(existence, "linprog", counting)
+    return calls
+
+
+def test_existence_certificates_skip_the_lp_on_arena(arena, monkeypatch):
+    calls = _count_lp(monkeypatch)
+    fit = br.fit(br.Davidson(k_tie=1), arena)
+    assert fit.diagnostics["mle_exists"] is True and fit.converged
+    assert calls == []
+    assert fit.diagnostics["existence_check"] == "locked cells"  # the first certificate held
+    # without it, Stiemke's certificate holds on its own
+    monkeypatch.setattr(existence, "locked_cells_identify", lambda *args: False)
+    fit = br.fit(br.Davidson(k_tie=1), arena)
+    assert calls == [] and fit.diagnostics["mle_exists"] is True
+    assert fit.diagnostics["existence_check"] == "certificate"
+
+
+def test_lp_still_runs_and_finds_the_flat_ray_where_the_certificate_fails(monkeypatch):
+    """'a' beat 'b' once and tied once (Davidson): no positive weights cancel the gradient, so
+    the certificate fails, the LP runs and finds the direction."""
+    calls = _count_lp(monkeypatch)
+    fit = br.fit(br.Davidson(), br.Comparisons.from_cells(["a"], ["b"], [1], [0], [1]))
+    assert calls == [1]
+    assert fit.diagnostics["mle_exists"] is False
+    assert fit.diagnostics["existence_check"] == "linear programme"
+    assert any("extended Ford condition" in w for w in fit.warnings)
+
+
+def test_certificate_is_refused_without_positive_weights():
+    """A = [[1], [1]] admits w = 1 with A w > 0, so no positive y has Aᵀ y = 0 and the certificate
+    is refused; A = [[1], [−1]] has none, and y = (1, 1) proves it (a zero weight proves nothing)."""
+    A = sp.csr_matrix(np.array([[1.0], [1.0]]))
+    assert not existence.stiemke_certificate(A, np.array([1.0, 1.0]))
+    B = sp.csr_matrix(np.array([[1.0], [-1.0]]))  # ±w both decrease one row: bounded
+    assert existence.stiemke_certificate(B, np.array([1.0, 1.0]))
+    assert not existence.stiemke_certificate(B, np.array([1.0, 0.0]))
+
+
+def test_newton_steps_of_many_coordinates_solve_by_conjugate_gradients():
+    from bayesrank.inference import optimize
+
+    rng = np.random.default_rng(5)
+    n = optimize.ITERATIVE_FROM
+    X = rng.standard_normal((n, n)) / np.sqrt(n)
+    M = np.eye(n) + 0.3 * (X @ X.T)
+    d = np.sqrt(np.diag(M))
+    scaled = M / np.outer(d, d)
+    rhs = rng.standard_normal(n)
+    step = optimize._newton_step(scaled, rhs)
+    assert np.allclose(step, np.linalg.solve(scaled, rhs), rtol=0, atol=1e-8)
+    indefinite = scaled - 2 * np.outer(rhs, rhs) / (rhs @ rhs)   # rhs is a negative direction
+    assert optimize._newton_step(indefinite, rhs) is None
