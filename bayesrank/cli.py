@@ -252,7 +252,7 @@ def _add_gars_parser(sub) -> None:
 
 
 def _add_dml_parser(sub) -> None:
-    from bayesrank.dml.learners import LEARNERS
+    from bayesrank.dml.learners import DEFAULT_LEARNER, LEARNERS
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d = sub.add_parser("dml", help="DMLRank: debiased GARS from human labels, context features and LLM judges "
@@ -266,7 +266,8 @@ def _add_dml_parser(sub) -> None:
     d.add_argument("--propensity", default=None, help="column of known labelling probabilities (default: estimated)")
     d.add_argument("--score", default="borda", choices=SCORES)
     d.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES))
-    d.add_argument("--learner", default="hist-gradient-boosting", choices=LEARNERS)
+    d.add_argument("--learner", default=DEFAULT_LEARNER, choices=LEARNERS,
+                   help=f"nuisance learner for the outcome probabilities and propensities (default {DEFAULT_LEARNER})")
     d.add_argument("--folds", type=int, default=5, help="cross-fitting folds over contexts")
     d.add_argument("--pi-clip", type=float, default=1e-3, help="lower clip of the labelling propensities")
     d.add_argument("--budget", type=float, default=None,

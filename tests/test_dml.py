@@ -68,9 +68,10 @@ def test_cross_fitted_dmlrank_covers_the_truth_where_the_plug_in_does_not():
     sim = simulator("nonlinear_tie", K=3, p=2, random_seed=1, pi_min=0.05, pi_max=0.5)
     truth = sim.truth(n_mc=200_000)
     records = sim.records(2000, random_seed=2)
-    # the smooth learner: boosted trees leave Rank Centrality a second-order bias at this size
-    # (bench/results/gars.md, Table 1 shape, compares the two)
-    results = dmlrank_scores(records, features=["x0", "x1"], learner="spline-logistic", n_folds=3, random_seed=0)
+    # the default learner (spline-logistic): boosted trees leave Rank Centrality a second-order
+    # bias at this size (bench/results/gars.md, Table 1 shape, compares the two)
+    results = dmlrank_scores(records, features=["x0", "x1"], n_folds=3, random_seed=0)
+    assert {res.diagnostics["learner"] for res in results.values()} == {"spline-logistic"}
     for score, res in results.items():
         table = res.table().set_index("name").loc[list(sim.items)]
         inside = (table["lower"] <= truth[score]) & (truth[score] <= table["upper"])
@@ -78,6 +79,38 @@ def test_cross_fitted_dmlrank_covers_the_truth_where_the_plug_in_does_not():
         assert res.critical > 1.96 and res.critical < res.critical_bonferroni + 0.05
         assert np.all(res.plugin_se < res.se)  # the naive plug-in interval is too narrow
         assert res.diagnostics["propensity"] == "estimated" and res.diagnostics["outcome_log_loss"] < np.log(3)
+
+
+def test_boosted_trees_debias_a_linear_score():
+    sim = simulator("nonlinear_tie", K=3, p=2, random_seed=1, pi_min=0.05, pi_max=0.5)
+    truth = sim.truth("borda", n_mc=200_000)["borda"]
+    res = dmlrank(sim.records(2000, random_seed=2), "borda", features=["x0", "x1"], learner="hist-gradient-boosting",
+                  n_folds=3, random_seed=0)
+    assert res.diagnostics["learner"] == "hist-gradient-boosting"
+    assert np.all(np.abs(res.estimate - truth) <= res.critical * res.se), (res.estimate, truth, res.se)
+    assert res.diagnostics["outcome_log_loss"] < np.log(3)
+
+
+def test_the_sparse_spline_design_is_the_dense_one():
+    from bayesrank.dml.nuisance import SplineLogistic
+
+    rng = np.random.default_rng(0)
+    n, p, K = 500, 2, 3
+    X = rng.random((n, p))
+    j = rng.integers(0, K, n)
+    k = (j + rng.integers(1, K, n)) % K
+    rows = np.column_stack([X, j, k, rng.dirichlet(np.ones(3), n)[:, :2]])  # one category left out
+    y = rng.integers(0, 2, n)
+    model = SplineLogistic(p=p, n_items=K).fit(rows, y)
+    basis = np.hstack([np.ones((n, 1)), model.splines_.transform(X).toarray()])
+    width = basis.shape[1]
+    dense = np.zeros((n, width * K * K + 3))
+    for i in range(n):  # the written-out definition: [1, splines] in the row's own pair block
+        block = (j[i] * K + k[i]) * width
+        dense[i, block:block + width] = basis[i]
+    dense[:, -3:-1] = np.log(rows[:, -2:])
+    dense[:, -1] = np.log(1 - rows[:, -2:].sum(axis=1))
+    np.testing.assert_allclose(model._design(rows).toarray(), dense, rtol=1e-15, atol=0)
 
 
 def test_a_good_llm_judge_as_a_feature_is_used_by_the_outcome_model():
