@@ -317,6 +317,12 @@ def report(results: dict) -> list[str]:
                for lrn in learners for s in SCORES for n in sizes
                if np.mean(rows[(lrn, n, s, "debiased")]["covered"]) < 0.90]
         lines += ["", "Debiased coverage below 0.90: " + ("; ".join(low) if low else "none") + "."]
+        alt, alt_rows = _pooled((results.get("table1-penalty-held-out") or {}).get("current"))
+        if alt:
+            lines += ["", f"Tried and not adopted: spline-logistic with its penalty chosen by log-loss on a held-out fifth "
+                      f"({alt['runs']} runs): debiased coverage " + "; ".join(
+                          f"{s} " + ", ".join(f"n={n} {np.mean(alt_rows[('spline-logistic', n, s, 'debiased')]['covered']):.2f}"
+                                             for n in sizes) for s in SCORES) + "."]
         lines += ["", "seconds per run (three scores, latest process): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in t["seconds_per_run"].items()), ""]
     t, rows = _pooled((results.get("table2") or {}).get("current"))
