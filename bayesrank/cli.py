@@ -283,7 +283,7 @@ def _add_gars_args(g) -> None:
 
 
 def _add_dml_args(d) -> None:
-    from bayesrank.dml.learners import LEARNERS
+    from bayesrank.dml.learners import DEFAULT_LEARNER, LEARNERS
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
@@ -295,7 +295,8 @@ def _add_dml_args(d) -> None:
     d.add_argument("--propensity", default=None, help="column of known labelling probabilities (default: estimated)")
     d.add_argument("--score", default="borda", choices=SCORES)
     d.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES))
-    d.add_argument("--learner", default="hist-gradient-boosting", choices=LEARNERS)
+    d.add_argument("--learner", default=DEFAULT_LEARNER, choices=LEARNERS,
+                   help=f"nuisance learner for the outcome probabilities and propensities (default {DEFAULT_LEARNER})")
     d.add_argument("--folds", type=int, default=5, help="cross-fitting folds over contexts")
     d.add_argument("--pi-clip", type=float, default=1e-3, help="lower clip of the labelling propensities")
     d.add_argument("--budget", type=float, default=None,

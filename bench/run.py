@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -179,6 +180,21 @@ def main(argv=None):
     previous = args.out / "results.json"
     if (only or wanted) and previous.exists():  # a partial run updates the stored results
         result["results"] = json.loads(previous.read_text()).get("results", {})
+    try:
+        run_modules(modules, args, only, wanted, result, baseline_root)
+    finally:
+        if baseline_root is not None:
+            shutil.rmtree(baseline_root, ignore_errors=True)
+    md = markdown(result, modules)
+    (args.out / "results.md").write_text(md + "\n")
+    print()
+    print(md)
+    print(f"wrote {args.out / 'results.json'} and {args.out / 'results.md'}")
+
+
+def run_modules(modules: dict, args, only, wanted, result: dict, baseline_root: Path | None) -> None:
+    """Run the suites of ``modules`` (current code and the baseline), storing into ``result``
+    and ``results.json`` after each module."""
     for stem, module in modules.items():
         path = HERE / f"{stem}.py"
         out = result["results"].setdefault(stem, {})
@@ -200,11 +216,6 @@ def main(argv=None):
         result["machine"]["load_average_at_end"] = os.getloadavg()
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
-    md = markdown(result, modules)
-    (args.out / "results.md").write_text(md + "\n")
-    print()
-    print(md)
-    print(f"wrote {args.out / 'results.json'} and {args.out / 'results.md'}")
 
 
 if __name__ == "__main__":

