@@ -131,8 +131,20 @@ def test_api_and_cli_report_the_same_fit(capsys):
     assert code == 0
     cli = json.loads(out)
     api = br.fit(br.BTL(), "mtbench-judges").to_json()
-    for key in ("warnings", "items", "nll", "n_params", "mle_exists"):
+    for key in ("warnings", "n_params", "mle_exists"):
         assert cli[key] == api[key], key
-    strip = ("seconds", "compile_seconds")
-    assert {k: v for k, v in cli["diagnostics"].items() if k not in strip} == \
-        {k: v for k, v in api["diagnostics"].items() if k not in strip}
+    # the same optimum; a structure fitted again in one process may run its log-density on the
+    # hot tier (numba), whose rounding moves the last bits
+    assert cli["nll"] == pytest.approx(api["nll"], rel=1e-12)
+    for got, want in zip(cli["items"], api["items"], strict=True):
+        assert {k: v for k, v in got.items() if isinstance(v, str | int)} == \
+            {k: v for k, v in want.items() if isinstance(v, str | int)}
+        assert {k: v for k, v in got.items() if isinstance(v, float)} == \
+            pytest.approx({k: v for k, v in want.items() if isinstance(v, float)}, rel=1e-12, abs=1e-14)
+    strip = ("seconds", "compile_seconds", "grad_norm")  # timings; the gradient at the optimum is rounding
+    got = {k: v for k, v in cli["diagnostics"].items() if k not in strip}
+    want = {k: v for k, v in api["diagnostics"].items() if k not in strip}
+    assert {k: v for k, v in got.items() if not isinstance(v, float)} == \
+        {k: v for k, v in want.items() if not isinstance(v, float)}
+    assert {k: v for k, v in got.items() if isinstance(v, float)} == \
+        pytest.approx({k: v for k, v in want.items() if isinstance(v, float)}, rel=1e-12)
