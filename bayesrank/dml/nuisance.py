@@ -31,10 +31,10 @@ from __future__ import annotations
 from importlib.util import find_spec
 
 import numpy as np
+from scipy.sparse import csr_matrix, hstack
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
-from scipy.sparse import csr_matrix, hstack
 from sklearn.preprocessing import SplineTransformer
 from threadpoolctl import threadpool_limits
 
@@ -117,9 +117,8 @@ class SplineLogistic(ClassifierMixin, BaseEstimator):
         design = csr_matrix((data, indices, indptr), shape=(n, width * K * K))
         judge = X[:, p + 2:]
         if judge.shape[1]:
-            rest = 1.0 - judge.sum(axis=1, keepdims=True)
-            if np.abs(rest).max() > 1e-6:  # one category's probability left out: it is the remainder
-                judge = np.hstack([judge, rest])
+            if self.remainder_:
+                judge = np.hstack([judge, 1.0 - judge.sum(axis=1, keepdims=True)])
             design = hstack([design, csr_matrix(np.log(np.clip(judge, 1e-6, 1.0)))], format="csr")
         return design
 
@@ -127,6 +126,10 @@ class SplineLogistic(ClassifierMixin, BaseEstimator):
         X = np.asarray(X, dtype=float)
         if self.p:
             self.splines_ = SplineTransformer(n_knots=self.n_knots, degree=3, sparse_output=True).fit(X[:, :self.p])
+        # judge columns that do not sum to one leave a category out: its log-probability is the
+        # remainder's, a column decided here so that every later design has the same width
+        judge = X[:, self.p + 2:]
+        self.remainder_ = bool(judge.shape[1]) and float(np.abs(1.0 - judge.sum(axis=1)).max()) > 1e-6
         self.model_ = LogisticRegression(C=self.C, max_iter=1000).fit(self._design(X), y, sample_weight=sample_weight)
         self.classes_ = self.model_.classes_
         return self

@@ -427,9 +427,8 @@ class SparsePlusRankOne:
         SC = np.asarray(self.S @ C)
         out = np.array(self.S @ SC.T)
         if self.u is not None:
-            w = SC @ self.v                                   # S C v
-            out += np.column_stack([w + 0.5 * float(self.v @ C @ self.v) * self.u, self.u]) @ \
-                np.vstack([self.u, w + 0.5 * float(self.v @ C @ self.v) * self.u])
+            w = SC @ self.v + 0.5 * float(self.v @ C @ self.v) * self.u   # S C v + ½ (vᵀ C v) u
+            out += np.column_stack([w, self.u]) @ np.vstack([self.u, w])
         return out
 
     def diagonal_sandwich(self, H, other: SparsePlusRankOne, at_self: np.ndarray, at_other: np.ndarray

@@ -160,6 +160,10 @@ def recession(bound: Bound, theta: np.ndarray, how: dict | None = None) -> dict 
             start += size
     if start == 0:
         return None
+    how = {} if how is None else how
+    if locked_cells_identify(bound, theta, cd, linear):  # before the rows of the programme are built
+        how["check"] = "locked cells"
+        return None
     n = len(cd.cells["item_a"])
     slope = {}
     for name in ("d", "h"):
@@ -187,10 +191,6 @@ def recession(bound: Bound, theta: np.ndarray, how: dict | None = None) -> dict 
             blocks.append(c_d * slope["d"][seen] + c_h * slope["h"][seen])
             weights.append(counts[seen, o] * share[:, k])
     if not blocks:
-        return None
-    how = {} if how is None else how
-    if locked_cells_identify(bound, theta, cd, linear):
-        how["check"] = "locked cells"
         return None
     A = vstack(blocks).tocsr()
     if stiemke_certificate(A, np.concatenate(weights)):
