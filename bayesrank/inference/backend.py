@@ -40,6 +40,7 @@ clock advanced while it ran (``diagnostics["compile_seconds"]``).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import pickle
 import time
@@ -128,7 +129,8 @@ def _cheap_mode():
     implementation (no C thunks, so no C module cache to scan), with the ``fast_run``
     rewrites except elementwise fusion (a fused loop has no NumPy implementation and would run
     element by element in Python), and with every plain ``OpFromGraph`` inlined (a gradient
-    of ``logsumexp`` is one, and its inner function would otherwise be linked with C thunks)."""
+    of ``logsumexp`` is one, and its inner function would otherwise be linked with C thunks),
+    and the scalar operations without a NumPy function replaced (:func:`vectorised_scalar_ops`)."""
     from pytensor.compile.builders import OpFromGraph
     from pytensor.compile.rewriting import inline_ofg_node
     from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
@@ -139,7 +141,47 @@ def _cheap_mode():
         return inline_ofg_node(node) if type(node.op) is OpFromGraph else False
 
     mode = pytensor.compile.mode.Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer="fast_run")
-    return mode.excluding("fusion").register((dfs_rewriter(inline_opfromgraph), -0.005))
+    return (mode.excluding("fusion")
+            .register((dfs_rewriter(inline_opfromgraph), -0.005))
+            .register(vectorised_scalar_ops()))
+
+
+#: Where the cheap tier replaces scalar operations without a NumPy function: after the
+#: specialising rewrites (so ``log(sigmoid)`` has already become ``softplus``), before the
+#: in-place ones (which then apply to the replacement too).
+VECTORISE_POSITION = 48.5
+
+
+@cache
+def vectorised_scalar_ops():
+    """``(rewrite, position)`` for ``Mode.register``: gives NumPy thunks a vectorised form of the elementwise
+    operations PyTensor implements only per element in Python (``np.frompyfunc`` on the scalar
+    ``impl``: 70 ms of a 90 ms warm Bradley–Terry fit on arena-2024 went to ``softplus``):
+
+    * softplus(x) = max(x, 0) + log1p(exp(−|x|)), exact for every finite x and ±∞;
+    * log1mexp(x) = log(1 − eˣ) (x ≤ 0) = log(−expm1(x)) for x > −log 2, log1p(−eˣ) below
+      (Mächler's split, the one PyTensor's scalar implementation uses).
+
+    The hot tier keeps PyTensor's own compiled scalar code."""
+    import pytensor.tensor as pt
+    from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
+    from pytensor.scalar.math import Log1mexp, Softplus
+    from pytensor.tensor.elemwise import Elemwise
+
+    @node_rewriter([Elemwise])
+    def vectorise(fgraph, node):
+        scalar_op = node.op.scalar_op
+        if isinstance(scalar_op, Softplus):
+            (x,) = node.inputs
+            out = pt.maximum(x, 0) + pt.log1p(pt.exp(-pt.abs(x)))
+        elif isinstance(scalar_op, Log1mexp):
+            (x,) = node.inputs
+            out = pt.switch(x > -math.log(2.0), pt.log(-pt.expm1(x)), pt.log1p(-pt.exp(x)))
+        else:
+            return False
+        return [pt.cast(out, node.outputs[0].dtype)] if out.dtype != node.outputs[0].dtype else [out]
+
+    return dfs_rewriter(vectorise), VECTORISE_POSITION
 
 
 def function(inputs, outputs, *, key=None, tier: str | None = None, mode=None, **kwargs) -> Compiled:

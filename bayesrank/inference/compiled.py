@@ -38,8 +38,9 @@ _CACHE: OrderedDict[tuple, Structure] = OrderedDict()
 
 #: Mode of the functions called a handful of times per fit (the map θ ↦ all model variables):
 #: the Python linker compiles in a fraction of a second, where the default backend's
-#: just-in-time compilation of a vectorised graph took tens of seconds on a cold cache.
-LIGHT_MODE = Mode(linker="py", optimizer="fast_compile")
+#: just-in-time compilation of a vectorised graph took tens of seconds on a cold cache; the
+#: scalar operations without a NumPy function are replaced as in the cheap tier.
+LIGHT_MODE = Mode(linker="py", optimizer="fast_compile").register(backend.vectorised_scalar_ops())
 #: Rows of θ evaluated per call of the batched value function.
 BATCH_ROWS = 512
 
