@@ -677,6 +677,13 @@ class Bound:
     def local_rows(self) -> dict[str, np.ndarray]:
         return self.structure.local_rows(self.cells)
 
+    @cached_property
+    def last_at(self) -> dict:
+        """This fit's memo of quantities derived at one θ (the last θ asked for, per kind):
+        the steps of a fit that all need them at θ̂ — information, existence check, cell
+        log-probabilities — compute them once. It lives and dies with the fit."""
+        return {}
+
     def log_probs(self, theta: np.ndarray) -> np.ndarray:
         """``(n_cells, 3)`` log-probabilities at θ."""
         return self.structure.log_probs(self.natural(theta), self.cells)

@@ -126,10 +126,6 @@ def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, 
     return idx.ravel(), vals.ravel()
 
 
-#: The last (bound, θ, CellDerivatives) of :meth:`CellDerivatives.at`.
-_LAST: list = []
-
-
 class CellDerivatives:
     """Predictors, their Jacobians and the link's derivatives for every cell at given values of
     the natural variables.
@@ -161,13 +157,15 @@ class CellDerivatives:
 
     @classmethod
     def at(cls, bound: Bound, theta: np.ndarray) -> CellDerivatives:
-        """The cells of a bound model at θ (the last one is kept: a fit asks for the observed
-        information, the scores, the existence check and the cells' log-probabilities at θ̂)."""
+        """The cells of a bound model at θ (kept in the fit's memo ``bound.last_at`` for the
+        last θ: a fit asks for the observed information, the scores, the existence check and the
+        cells' log-probabilities at θ̂)."""
         key = np.asarray(theta, dtype=float).tobytes()
-        if _LAST and _LAST[0] is bound and _LAST[1] == key:
-            return _LAST[2]
+        last = bound.last_at.get(cls)
+        if last is not None and last[0] == key:
+            return last[1]
         cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
-        _LAST[:] = [bound, key, cd]
+        bound.last_at[cls] = (key, cd)
         return cd
 
     def gradient(self) -> np.ndarray:
