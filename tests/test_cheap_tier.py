@@ -1,6 +1,7 @@
-"""The cheap tier (:mod:`bayesrank.inference.backend`) runs NumPy code: every elementwise
-operation of the link kernels must have a vectorised NumPy form, and the forms it substitutes
-must be exact."""
+"""The two tiers of :mod:`bayesrank.inference.backend`. The cheap tier runs NumPy code: every
+elementwise operation of the link kernels must have a vectorised NumPy form, and the forms it
+substitutes must be exact. A model's log-density moves to the hot tier only once the model has
+been reused ``JIT_AFTER`` times (the move costs a second even with numba's code on disk)."""
 
 import numpy as np
 import pytensor.tensor as pt
@@ -8,8 +9,9 @@ import pytest
 from pytensor.scalar.basic import Add, Cast, Mul
 from pytensor.tensor.elemwise import Elemwise
 
+import bayesrank as br
 from bayesrank.inference import backend
-from bayesrank.inference.compiled import LIGHT_MODE
+from bayesrank.inference.compiled import LIGHT_MODE, compiled
 from bayesrank.inference.kernels import link_kernel
 from bayesrank.model.links import PREDICTORS
 
@@ -53,3 +55,20 @@ def test_link_kernels_have_no_per_element_python(link):
     kernel = link_kernel(link)
     for fn in (kernel.probs_fn, kernel.derivatives_fn, kernel.outcome_fn):
         assert _per_element(fn) == [], link
+
+
+@pytest.mark.parametrize("policy, hot_after", [("cached", backend.JIT_AFTER), ("always", 1), ("never", None)])
+def test_the_log_density_moves_to_the_hot_tier_after_the_policys_reuses(monkeypatch, policy, hot_after):
+    monkeypatch.setenv(backend.JIT_ENV, policy)
+    data = br.load("mtbench-judges")
+    framework = br.BTL()
+    prepared = framework.prepare(data)
+    structure = compiled(framework, prepared, "flat")
+    structure.hot, structure.reuses = False, 0  # as if built just now (the process cache may hold it)
+    fits, states = [], []
+    for _ in range(backend.JIT_AFTER + 1):  # the k-th fit reuses the structure for the k-th time
+        fits.append(br.fit(framework, data))
+        states.append(structure.hot)
+    assert structure.reuses == backend.JIT_AFTER + 1
+    assert states == [hot_after is not None and k >= hot_after for k in range(1, backend.JIT_AFTER + 2)]
+    np.testing.assert_allclose(fits[-1].scores().to_numpy(), fits[0].scores().to_numpy(), rtol=1e-9, atol=1e-12)

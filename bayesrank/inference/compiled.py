@@ -173,16 +173,14 @@ class Structure:
     def promote(self, force: bool = False) -> None:
         """Called when the structure is fitted again: run the log-density on the hot tier from now
         on when the policy allows it (:func:`bayesrank.inference.backend.jit_policy`) or
-        ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default when its hot
-        code is already compiled, or once the structure has been reused
-        :data:`~bayesrank.inference.backend.JIT_AFTER` times (a JIT then pays for itself)."""
+        ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default once the
+        structure has been reused :data:`~bayesrank.inference.backend.JIT_AFTER` times (moving
+        costs a second even when numba's code is on disk, so it pays only over several fits)."""
         self.reuses += 1
         if self.hot:
             return
         policy = backend.jit_policy()
-        key = None if self.key is None else (*self.key, "logp_dlogp")
-        cached = key is not None and backend.is_cached(key, "hot")
-        if force or policy == "always" or (policy == "cached" and (cached or self.reuses >= backend.JIT_AFTER)):
+        if force or policy == "always" or (policy == "cached" and self.reuses >= backend.JIT_AFTER):
             self._logp_hot(self.x0, *self._template_cells())
             self.hot = True
 
