@@ -423,6 +423,20 @@ class SparsePlusRankOne:
             out += np.column_stack(left) @ np.vstack(right)
         return out
 
+    def times(self, X: np.ndarray) -> np.ndarray:
+        """self X for a dense X (columns: directions): O(non-zeros · columns + size · columns)."""
+        out = np.asarray(self.S @ X)
+        if self.u is not None:
+            out = out + np.multiply.outer(self.u, self.v @ X)
+        return out
+
+    def transpose_times(self, Y: np.ndarray) -> np.ndarray:
+        """selfᵀ Y for a dense Y."""
+        out = np.asarray(self.S.T @ Y)
+        if self.u is not None:
+            out = out + np.multiply.outer(self.v, self.u @ Y)
+        return out
+
     def congruence(self, C: np.ndarray) -> np.ndarray:
         """self C selfᵀ for a dense symmetric C (the covariance of B x when Cov(x) = C)."""
         SC = np.asarray(self.S @ C)
@@ -544,8 +558,8 @@ class NaturalMap:
         """The flat natural vector at θ."""
         phi = self.phi(theta)
         out = self.constant.copy()
-        for rows, cols, block in self.blocks:
-            out[rows] += block @ phi[cols]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[rows] += B.times(phi[cols])
         return out
 
     def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray]:
@@ -555,8 +569,8 @@ class NaturalMap:
 
     def _bt_g(self, grad: np.ndarray, n_free: int) -> np.ndarray:
         out = np.zeros(n_free)
-        for rows, cols, block in self.blocks:
-            out[cols] += block.T @ grad[rows]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[cols] += B.transpose_times(grad[rows])
         return out
 
     def pull_back(self, grad: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -569,8 +583,17 @@ class NaturalMap:
         V = np.asarray(V, dtype=float)
         scaled = V * np.where(self.exp_columns, np.exp(theta), 1.0).reshape(-1, *([1] * (V.ndim - 1)))
         out = np.zeros((self.size, *V.shape[1:]))
-        for rows, cols, block in self.blocks:
-            out[rows] += block @ scaled[cols]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[rows] += B.times(scaled[cols])
+        return out
+
+    def pull_back_product(self, H, theta: np.ndarray, v: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`pull_back_matrix` times a vector, without forming the matrix: D Bᵀ (H (B D v))
+        (+ the curvature of exp), O(non-zeros of H and B) — a Hessian-vector product."""
+        d = np.where(self.exp_columns, np.exp(theta), 1.0)
+        out = self.pull_back(H @ self.push_forward(v, theta), theta)
+        if grad is not None and self.exp_columns.any():
+            out += np.where(self.exp_columns, d, 0.0) * self._bt_g(grad, theta.size) * v
         return out
 
     def pull_back_matrix(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
