@@ -287,8 +287,18 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     nmap = bound.structure.natural
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature)
-    out = nmap.pull_back_matrix(nat, theta, curvature)
-    return 0.5 * (out + out.T)
+    return symmetrised(nmap.pull_back_matrix(nat, theta, curvature))
+
+
+def symmetrised(out: np.ndarray) -> np.ndarray:
+    """(A + Aᵀ) / 2 in A's memory, a pair of row blocks at a time (no n × n temporary)."""
+    n = out.shape[0]
+    for i in range(0, n, ROW_CHUNK):
+        for j in range(i, n, ROW_CHUNK):
+            average = 0.5 * (out[i:i + ROW_CHUNK, j:j + ROW_CHUNK] + out[j:j + ROW_CHUNK, i:i + ROW_CHUNK].T)
+            out[i:i + ROW_CHUNK, j:j + ROW_CHUNK] = average
+            out[j:j + ROW_CHUNK, i:i + ROW_CHUNK] = average.T
+    return out
 
 
 def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
@@ -370,7 +380,8 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
                       outcome_grad[:, o, q, None] * cd.jac[name])
     out = np.zeros((n, 3, structure.n_free))
     for rows, cols, block in structure.natural.blocks:
-        out[:, :, cols] += grad_nat[:, :, rows] @ block
+        along = grad_nat[:, :, rows].reshape(n * 3, -1).T        # (rows, n · 3): Bᵀ on its columns
+        out[:, :, cols] += block.transpose_times(along).T.reshape(n, 3, -1)
     nmap = structure.natural
     if nmap.exp_columns.any():  # dφ/dθ of positive variables, at the point the nat values come from
         out *= np.where(nmap.exp_columns, nmap.phi(theta), 1.0)
