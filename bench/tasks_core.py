@@ -232,8 +232,6 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     ``repeats`` after a first, compiling fit), the leaderboard and the JSON, this process's peak
     RSS (measured before any peer runs), whether the tree holds an item × item array; peers on
     the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items)."""
-    import os
-
     import choix
     import evalica
     import numpy as np
@@ -253,7 +251,6 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     data = br.Comparisons.from_cells(names[a], names[b], wins, per_pair - wins)
     fw = br.BradleyTerry(ties="drop")
     rss0 = maxrss_mib()
-    load = [os.getloadavg()[0]]
     t_first, fit = timed(lambda: br.fit(fw, data))
     walls, cpus = [], []
     for _ in range(repeats):
@@ -266,7 +263,6 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     cpu_board = time.process_time() - c0
     t_json, _ = timed(fit.to_json)
     rss_fit = maxrss_mib()
-    load.append(os.getloadavg()[0])
     dense = [f"{g.path}/{k}" for g in fit.tree.subtree for k, v in g.dataset.data_vars.items()
              if sum(size >= m - 1 for size in v.shape) > 1]
     s_hat = fit.scores().reindex(data.items).to_numpy()
@@ -298,7 +294,7 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
             "rank_intervals": bool(board["rank_lower"].notna().all()),
             "covariance_stored": int(fit.tree["estimate"].attrs.get("covariance_stored", 1)),
             "item_by_item_arrays": dense, "maxrss_before_mib": rss0, "maxrss_mib_fit": rss_fit,
-            "load_average": load, "compile_seconds": fit.diagnostics["compile_seconds"]}
+            "compile_seconds": fit.diagnostics["compile_seconds"]}
 
 
 # ====================================================================== NUTS
@@ -504,14 +500,15 @@ def report(results: dict) -> list[str]:
         lines += ["### Many items: synthetic Bradley–Terry (10 random pairs per item, 100 comparisons per pair)", "",
                   "Each size in its own process (peak RSS is that process's, before any peer ran); one BLAS thread.", "",
                   "| items | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
-                  "| choix ILSR (points) | first fit | peak RSS | covariance stored | converged | intervals | load |",
+                  "| choix ILSR (points) | first fit | peak RSS | covariance | converged | intervals | load average at the end (1 / 5 / 15 min) |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         lines += [f"| {r['m']} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt(r.get('leaderboard_seconds'), '{:.3f} s')} | {fmt(r.get('json_seconds'), '{:.2f} s')} | "
                   f"{fmt((r.get('evalica_bt') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt((r.get('choix_ilsr') or {}).get('median'), '{:.3f} s')} | {r['first_seconds']:.2f} s | "
-                  f"{r['maxrss_mib_fit']:.0f} MiB | {fmt(bool(r.get('covariance_stored', 1)))} | {fmt(r['converged'])} | "
-                  f"{fmt(r['intervals'])} | {fmt((r.get('load_average') or [None])[-1], '{:.1f}')} |" for r in rows]
+                  f"{r['maxrss_mib_fit']:.0f} MiB | {'dense' if r.get('covariance_stored', 1) else 'factor'} | {fmt(r['converged'])} | "
+                  f"{fmt(r['intervals'])} | {' / '.join(fmt(x, '{:.1f}') for x in r.get('load_average') or [None])} |"
+                  for r in rows]
         errors = [r for rs in scal.values() for r in rs if "error" in r]
         lines += [""] + ([f"Failed: {len(errors)} sizes ({errors[0]['error']})", ""] if errors else [])
     nuts = [r for rs in (results.get("nuts") or {}).values() for r in rs if "error" not in r]
