@@ -59,7 +59,7 @@ from bayesrank.model.framework import Framework
 from bayesrank.model.paired import BradleyTerry, Davidson
 from bayesrank.model.saturated import PairCounts, multinomial_covariance, pair_counts, posterior_concentration
 from bayesrank.model.scoring import SCHEMES, SCORES, Scheme, scheme_of
-from bayesrank.results.estimates import check_level, draws, interval_kind, point
+from bayesrank.results.estimates import check_level, draws, interval_kind, point, stored_covariance
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.io import framework_of, method_of, model_data_of
 
@@ -475,8 +475,9 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
         return Gars(score, scheme.name, source, interval_kind(tree), tuple(data.items), nan, nan, None,
                     np.full((1, K), np.nan), len(ctx), True,
                     ("the fit has no estimate (the MLE does not exist), so neither have its GARS.",))
-    if interval_kind(tree) == "wald":
-        theta, theta_cov = tree["estimate"]["theta"].values, tree["estimate"]["theta_cov"].values
+    theta_cov = stored_covariance(tree, "theta_cov")  # None for many items: then from the draws
+    if theta_cov is not None:
+        theta = tree["estimate"]["theta"].values
         probs, dprobs = outcome_jacobian(structure, theta, cells)  # (n, 3), (n, 3, n_free)
         mu = _pair_tensor(probs, K)
         estimate = _weighted(functional(mu, score, scheme, graph), weights)

@@ -229,10 +229,14 @@ def _bt_peers(data):
 # ====================================================================== many items
 def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, repeats: int = 3) -> dict:
     """Synthetic Bradley–Terry with m items (random pairs, ``pairs_per_item`` × m of them,
-    ``per_pair`` comparisons each): a warm MAP fit with intervals (median of ``repeats`` after
-    a first, compiling fit) against choix ILSR (point estimates), and peak memory."""
+    ``per_pair`` comparisons each): a warm MAP fit with intervals (median wall and CPU seconds of
+    ``repeats`` after a first, compiling fit), the leaderboard and the JSON, this process's peak
+    RSS (measured before any peer runs), whether the tree holds an item × item array; peers on
+    the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items)."""
     import choix
+    import evalica
     import numpy as np
+    import pandas as pd
 
     import bayesrank as br
 
@@ -249,18 +253,49 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     fw = br.BradleyTerry(ties="drop")
     rss0 = maxrss_mib()
     t_first, fit = timed(lambda: br.fit(fw, data))
-    times = [timed(lambda: br.fit(fw, data))[0] for _ in range(repeats)]
-    comp = np.zeros((m, m)) if m <= 5000 else None
+    walls, cpus = [], []
+    for _ in range(repeats):
+        c0 = time.process_time()
+        t, fit = timed(lambda: br.fit(fw, data))
+        walls.append(t)
+        cpus.append(time.process_time() - c0)
+    c0 = time.process_time()
+    t_board, board = timed(fit.leaderboard)
+    cpu_board = time.process_time() - c0
+    t_json, _ = timed(fit.to_json)
+    rss_fit = maxrss_mib()
+    dense = [f"{g.path}/{k}" for g in fit.tree.subtree for k, v in g.dataset.data_vars.items()
+             if sum(size >= m - 1 for size in v.shape) > 1]
+    s_hat = fit.scores().reindex(data.items).to_numpy()
+    xs, ys = data.a, data.b
+    win = [evalica.Winner.X] * len(xs) + [evalica.Winner.Y] * len(xs)
+    w = np.concatenate([data.wins_a, data.wins_b]).astype(float)
+    index = pd.Index(range(m))
+
+    def evalica_bt():
+        res = evalica.bradley_terry(np.concatenate([xs, xs]), np.concatenate([ys, ys]), win, index=index,
+                                    weights=w, tolerance=1e-8, limit=1000)
+        return np.log(res.scores.reindex(index).to_numpy())
+
+    t_ev, ev = timed(evalica_bt)
+    evalica_times = summary([t_ev] + [timed(evalica_bt)[0] for _ in range(repeats - 1)])
     peer = None
-    if comp is not None:
+    if m <= 5000:
+        comp = np.zeros((m, m))
         np.add.at(comp, (data.a, data.b), data.wins_a)
         np.add.at(comp, (data.b, data.a), data.wins_b)
         peer = summary(timed(lambda: choix.ilsr_pairwise_dense(comp, max_iter=1000, tol=1e-10))[0]
                        for _ in range(repeats))
-    board = fit.leaderboard()
-    return {"m": m, "cells": data.n_cells, "first_seconds": t_first, "warm": summary(times), "choix_ilsr": peer,
+    ev = ev - ev.mean()
+    return {"m": m, "cells": data.n_cells, "first_seconds": t_first, "warm": summary(walls), "warm_cpu": summary(cpus),
+            "leaderboard_seconds": t_board, "leaderboard_cpu": cpu_board, "json_seconds": t_json,
+            "evalica_bt": evalica_times, "choix_ilsr": peer,
+            "evalica_max_abs_diff": float(np.max(np.abs(ev - (s_hat - s_hat.mean())))),
             "converged": fit.converged, "intervals": bool(np.all(np.isfinite(board["lower"]))),
-            "maxrss_before_mib": rss0, "maxrss_mib_fit": maxrss_mib(), "compile_seconds": fit.diagnostics["compile_seconds"]}
+            "rank_intervals": bool(board["rank_lower"].notna().all()),
+            "covariance_stored": int(fit.tree["estimate"].attrs.get("covariance_stored", 1)),
+            "item_by_item_arrays": dense, "maxrss_before_mib": rss0, "maxrss_mib_fit": rss_fit,
+            "compile_seconds": fit.diagnostics["compile_seconds"]}
 
 
 # ====================================================================== NUTS
@@ -464,11 +499,17 @@ def report(results: dict) -> list[str]:
     rows = sorted((r for rs in scal.values() for r in rs if "error" not in r), key=lambda r: r["m"])
     if rows:
         lines += ["### Many items: synthetic Bradley–Terry (10 random pairs per item, 100 comparisons per pair)", "",
-                  "| items | cells | warm fit with intervals | choix ILSR (points only) | first fit | peak RSS | converged | intervals |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {r['m']} | {r['cells']} | {r['warm']['median']:.3f} s | "
+                  "Each size in its own process (peak RSS is that process's, before any peer ran); one BLAS thread.", "",
+                  "| items | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
+                  "| choix ILSR (points) | first fit | peak RSS | covariance | converged | intervals | load average at the end (1 / 5 / 15 min) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['m']} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
+                  f"{fmt(r.get('leaderboard_seconds'), '{:.3f} s')} | {fmt(r.get('json_seconds'), '{:.2f} s')} | "
+                  f"{fmt((r.get('evalica_bt') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt((r.get('choix_ilsr') or {}).get('median'), '{:.3f} s')} | {r['first_seconds']:.2f} s | "
-                  f"{r['maxrss_mib_fit']:.0f} MiB | {fmt(r['converged'])} | {fmt(r['intervals'])} |" for r in rows]
+                  f"{r['maxrss_mib_fit']:.0f} MiB | {'dense' if r.get('covariance_stored', 1) else 'factor'} | {fmt(r['converged'])} | "
+                  f"{fmt(r['intervals'])} | {' / '.join(fmt(x, '{:.1f}') for x in r.get('load_average') or [None])} |"
+                  for r in rows]
         errors = [r for rs in scal.values() for r in rs if "error" in r]
         lines += [""] + ([f"Failed: {len(errors)} sizes ({errors[0]['error']})", ""] if errors else [])
     nuts = [r for rs in (results.get("nuts") or {}).values() for r in rs if "error" not in r]

@@ -176,3 +176,96 @@ def test_newton_steps_of_many_coordinates_solve_by_conjugate_gradients():
     assert np.allclose(step, np.linalg.solve(scaled, rhs), rtol=0, atol=1e-8)
     indefinite = scaled - 2 * np.outer(rhs, rhs) / (rhs @ rhs)   # rhs is a negative direction
     assert optimize._newton_step(indefinite, rhs) is None
+
+
+@pytest.mark.parametrize("shape", ["zero-sum", "sparse", "dense"])
+def test_sparse_plus_rank_one_from_column_chunks_is_the_whole_block_split(shape):
+    """The chunked construction (B measured a few columns at a time) gives :meth:`of`'s split."""
+    rng = np.random.default_rng(6)
+    m = 40
+    if shape == "zero-sum":
+        c = 1 / (np.sqrt(m) + m)
+        B = np.vstack([np.eye(m - 1), np.zeros((1, m - 1))]) - c - np.outer(np.eye(m)[-1], np.ones(m - 1)) / np.sqrt(m)
+    elif shape == "sparse":
+        B = np.eye(m)[:, : m - 2] * 2.5
+    else:
+        B = rng.standard_normal((m, m - 1))
+    chunks = lambda: ((k, B[:, k:k + 7]) for k in range(0, B.shape[1], 7))  # noqa: E731
+    part = SparsePlusRankOne.of_columns(chunks, *B.shape)
+    whole = SparsePlusRankOne.of(B)
+    assert (part.u is None) == (whole.u is None) and sp.issparse(part.S) == sp.issparse(whole.S)
+    assert np.allclose(part.dense(), B, rtol=0, atol=1e-14)
+    X = rng.standard_normal((B.shape[1], 3))
+    assert np.allclose(part.times(X), B @ X, atol=1e-13)
+    assert np.allclose(part.transpose_times(X[:1].T.repeat(m // X.shape[1] + 1, 0)[:m]),
+                       B.T @ X[:1].T.repeat(m // X.shape[1] + 1, 0)[:m], atol=1e-13)
+
+
+def _force_large_path(monkeypatch, size=60):
+    """Every threshold of the many-items path lowered below a small model's size."""
+    from bayesrank.inference import compiled, information, map as map_, optimize
+
+    monkeypatch.setattr(map_, "DENSE_COVARIANCE_MAX", size)
+    monkeypatch.setattr(optimize, "ITERATIVE_FROM", size)
+    monkeypatch.setattr(information, "DENSE_EIGEN_MAX", size)
+    monkeypatch.setattr(compiled, "SPARSE_FROM", size)
+    monkeypatch.setattr(compiled, "UNIT_STEPS", 17)   # B measured in several chunks
+    monkeypatch.setattr(compiled, "_CACHE", type(compiled._CACHE)())  # structures built anew
+
+
+def test_large_model_path_keeps_the_covariance_as_a_factor_and_matches_dense_numpy(monkeypatch):
+    """At 150 items with every threshold lowered: no covariance is stored, the standard errors
+    are the Laplacian pseudo-inverse's (NumPy, written here), the draws have its covariance, and
+    the results layer works from the draws."""
+    data = _synthetic(150, pairs_per_item=5, per_pair=40, seed=7)
+    dense = br.fit(br.BradleyTerry(ties="drop"), data)
+    _force_large_path(monkeypatch)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data, n_draws=4000)
+    assert fit.converged and fit.diagnostics["newton_iterations"] >= 1
+    estimate = fit.tree["estimate"]
+    assert "theta_cov" not in estimate and "score_cov" not in estimate
+    assert estimate.attrs["covariance_stored"] == 0 and dense.tree["estimate"].attrs["covariance_stored"] == 1
+    s, reference = _bt_wald_reference(fit, data)
+    se = estimate["score_se"].values
+    assert np.allclose(se, np.sqrt(np.diag(reference)), rtol=1e-8, atol=0)
+    assert np.allclose(s, dense.scores().reindex(data.items).to_numpy(), atol=1e-9)
+    assert np.allclose(se, dense.tree["estimate"]["score_se"].values, rtol=1e-8)
+    # the smallest eigenvalue (Lanczos with the factor) is the Laplacian's second, per comparison
+    d = s[data.a] - s[data.b]
+    p = 1 / (1 + np.exp(-d))
+    L = _laplacian(data.n_items, data.a, data.b, (data.wins_a + data.wins_b) * p * (1 - p))
+    assert fit.diagnostics["min_information_eigenvalue"] == pytest.approx(np.linalg.eigvalsh(L)[1] / fit.n_comparisons,
+                                                                          rel=1e-5)
+    # draws θ̂ + F z: their covariance is the reference, up to Monte-Carlo error (4000 draws:
+    # a variance's relative sd is 2.2%; a contrast's likewise)
+    x = fit.tree["posterior"]["score"].values[0]
+    assert np.allclose(x.mean(axis=0), s, atol=5 * se.max() / np.sqrt(4000))
+    ratio = x.var(axis=0, ddof=1) / np.diag(reference)
+    assert np.all(np.abs(ratio - 1) < 0.12) and abs(ratio.mean() - 1) < 0.02
+    i, j = np.argsort(-s)[:2]
+    contrast = reference[i, i] + reference[j, j] - 2 * reference[i, j]
+    assert np.var(x[:, i] - x[:, j], ddof=1) == pytest.approx(contrast, rel=0.1)
+    # the results layer without a stored covariance: Wald score intervals, contrasts from draws
+    board = fit.leaderboard()
+    assert np.allclose(board["se"], dense.leaderboard()["se"], rtol=1e-8)
+    diffs = fit.differences()
+    top = diffs[(diffs["item_i"] == data.items[i]) & (diffs["item_j"] == data.items[j])]
+    assert top["se"].item() == pytest.approx(np.sqrt(contrast), rel=0.06)
+    pred = fit.predict([data.items[i]], [data.items[j]])
+    assert np.all(np.isfinite(pred.filter(like="lower").to_numpy()))
+    assert pred.iloc[0]["p_win_a"] == pytest.approx(dense.predict([data.items[i]], [data.items[j]]).iloc[0]["p_win_a"],
+                                                    abs=1e-9)
+
+
+def test_thousands_of_items_store_no_dense_item_by_item_array():
+    m = 2500
+    data = _synthetic(m, pairs_per_item=6, per_pair=30, seed=8)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data, n_draws=200)
+    assert fit.converged and np.all(np.isfinite(fit.tree["estimate"]["score_se"].values))
+    for group in fit.tree.subtree:
+        for name, var in group.dataset.data_vars.items():
+            big = [size for size in var.shape if size >= m - 1]
+            assert len(big) <= 1, (group.path, name, var.shape)
+    assert fit.tree["estimate"].attrs["covariance_stored"] == 0
+    board = fit.leaderboard()
+    assert board["rank_lower"].notna().all() and np.all(np.isfinite(board["lower"]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from scipy.linalg import blas
 
 from bayesrank.inference.compiled import Structure
 
@@ -21,6 +22,9 @@ from bayesrank.inference.compiled import Structure
 STEP = 1e-4
 #: Directions per call of the batched value function.
 CHUNK = 128
+#: Columns of a covariance factor per product in :func:`linear_variances` (bounds its temporaries
+#: at size × COLUMN_CHUNK).
+COLUMN_CHUNK = 512
 
 
 def covariance_factor(cov: np.ndarray) -> np.ndarray:
@@ -48,6 +52,23 @@ def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.nd
     return out
 
 
+def linear_variances(structure: Structure, factor: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact variances of the natural variables affine in θ from a covariance factor L
+    (L Lᵀ = Cov(θ̂)): the squared row norms of B L, a chunk of columns at a time with B in its
+    sparse-plus-rank-one form — neither Cov(θ̂) nor the variables' covariance is formed."""
+    nmap = structure.natural
+    out = {}
+    for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured):
+        if nmap.exp_columns[cols].any():
+            continue
+        rows = factor[cols]
+        var = np.zeros(B.S.shape[0])
+        for start in range(0, rows.shape[1], COLUMN_CHUNK):
+            var += np.sum(B.times(rows[:, start:start + COLUMN_CHUNK]) ** 2, axis=1)
+        out[name] = var
+    return out
+
+
 def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
                  cross: Mapping[str, bool] | None = None, cov: np.ndarray | None = None
                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -66,7 +87,9 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
         axis (:meth:`~bayesrank.model.framework.Framework.covariances`).
     cov : ndarray, optional
         Cov(θ̂) itself: the variables affine in θ then come from :func:`linear_covariances`,
-        and the directional differences run only when some other variable is left.
+        and the directional differences run only when some other variable is left. Without
+        it and without ``cross``, their variances come from the factor
+        (:func:`linear_variances`): the large-model path, where no covariance is formed.
 
     Returns
     -------
@@ -77,8 +100,10 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     """
     cross = {"score": False} if cross is None else cross
     layout = structure.layout()
-    exact = linear_covariances(structure, cov) if cov is not None else {}
-    exact = {name: full for name, full in exact.items() if name in layout}
+    fulls = {name: full for name, full in linear_covariances(structure, cov).items() if name in layout} \
+        if cov is not None else {}
+    exact = {name: np.diag(full) for name, full in fulls.items()} if cov is not None else \
+        {name: var for name, var in linear_variances(structure, factor).items() if name in layout and not cross}
     total = sum(sl.stop - sl.start for sl, _ in layout.values())
     var = np.zeros(total)
     picks = {name: (layout[name][0], layout[name][1] if blocked else (int(np.prod(layout[name][1])),))
@@ -97,9 +122,10 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
             block = JL[:, sl].reshape(k, -1, shape[-1])   # (directions, blocks, entries)
             out[name] += np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2)).reshape(out[name].shape)
     se = {name: np.sqrt(var[sl]).reshape(shape) for name, (sl, shape) in layout.items()}
-    for name, full in exact.items():
+    for name, variance in exact.items():
         sl, shape = layout[name]
-        se[name] = np.sqrt(np.clip(np.diag(full), 0.0, None)).reshape(shape)
+        se[name] = np.sqrt(np.clip(variance, 0.0, None)).reshape(shape)
+    for name, full in fulls.items():
         if name in picks:
             _, picked = picks[name]
             size = picked[-1]
@@ -119,8 +145,9 @@ def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) ->
 
 
 def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
-          rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Draws of every model variable from the asymptotic normal θ̂ + L z.
+          rng: np.random.Generator, upper: bool = False) -> dict[str, np.ndarray]:
+    """Draws of every model variable from the asymptotic normal θ̂ + L z (``upper``: L is
+    upper triangular, and the product a triangular one — half the work).
 
     Returns
     -------
@@ -128,7 +155,11 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
         Variable → ``(n_draws, *shape)``.
     """
     z = rng.standard_normal((n_draws, factor.shape[1]))
-    rows = structure.value_rows(theta + z @ factor.T)
+    if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
+        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+    else:
+        steps = z @ factor.T
+    rows = structure.value_rows(theta + steps)
     return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in structure.layout().items()}
 
 

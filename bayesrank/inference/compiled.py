@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -378,6 +378,11 @@ SPARSE_DENSITY = 4
 #: Entries of a block below this fraction of its largest are rounding of exact zeros (B is
 #: measured by unit steps of the value map).
 ROUNDING = 1e-12
+#: Rows per step of in-place updates of large dense matrices (temporaries of this many rows).
+ROW_CHUNK = 512
+#: Unit steps of the value map per call when B is measured (its temporaries: this many rows of
+#: every variable's values, never free × natural coordinates at once).
+UNIT_STEPS = 256
 
 
 @dataclass(frozen=True)
@@ -405,10 +410,19 @@ class SparsePlusRankOne:
                 return cls(sp.csr_matrix(S), u, np.ones(B.shape[1]))
         return cls(B)
 
-    def sandwich(self, H, other: SparsePlusRankOne) -> np.ndarray:
-        """selfᵀ H other as a dense array (H sparse or dense)."""
+    def sandwich(self, H, other: SparsePlusRankOne, into: np.ndarray | None = None) -> np.ndarray:
+        """selfᵀ H other as a dense array (H sparse or dense); with ``into`` (a 2-D view of the
+        right shape) added to it in place, without an n × n temporary."""
         out = self.S.T @ (H @ other.S)
-        out = out.toarray() if sp.issparse(out) else np.array(out)
+        if into is not None and sp.issparse(out):
+            out = out.tocoo()
+            into[out.row, out.col] += out.data   # (a CSR product has no duplicate entries)
+            out = into
+        elif into is not None:
+            into += out
+            out = into
+        else:
+            out = out.toarray() if sp.issparse(out) else np.array(out)
         left, right = [], []                          # the rank-one terms, added in one product
         if other.u is not None:
             left.append(self.S.T @ (H @ other.u))
@@ -418,7 +432,70 @@ class SparsePlusRankOne:
             left.append(self.v)
             right.append(other.S.T @ Hu + (float(Hu @ other.u) * other.v if other.u is not None else 0.0))
         if left:
-            out += np.column_stack(left) @ np.vstack(right)
+            left, right = np.column_stack(left), np.vstack(right)
+            for first in range(0, out.shape[0], ROW_CHUNK):   # no n × n temporary
+                out[first:first + ROW_CHUNK] += left[first:first + ROW_CHUNK] @ right
+        return out
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.S.shape
+
+    def dense(self) -> np.ndarray:
+        """The block as a dense array (a small block, or a least-squares solve that needs it)."""
+        out = self.S.toarray() if sp.issparse(self.S) else np.array(self.S)
+        if self.u is not None:
+            out += np.outer(self.u, self.v)
+        return out
+
+    @classmethod
+    def of_columns(cls, columns: Callable[[], Iterable[tuple[int, np.ndarray]]], n_rows: int, n_cols: int,
+                   probe: int = 64) -> SparsePlusRankOne:
+        """:meth:`of` for a block produced a chunk of columns at a time (``columns()`` yields
+        ``(first column, dense columns)``) and never held whole unless it has neither shape:
+        the rank-one part's common row values are the medians over the first chunk's first
+        ``probe`` columns (exact when fewer than half of those differ from it, as for the
+        zero-sum map's one entry per row)."""
+        limit = SPARSE_DENSITY * (n_rows + n_cols)
+        u, scale = None, 0.0
+        found = {"plain": [], "split": []}
+        count = {"plain": 0, "split": 0}
+        for start, chunk in columns():
+            scale = max(scale, float(np.max(np.abs(chunk), initial=0.0)))
+            if u is None and min(n_rows, n_cols) > 1:
+                u = np.median(chunk[:, :probe], axis=1)
+            tiny = ROUNDING * max(scale, 1e-300)   # the final scale only drops more (below)
+            for kind, values in (("plain", chunk), ("split", None if u is None else chunk - u[:, None])):
+                if values is None or count[kind] > limit:
+                    continue
+                r, c = np.nonzero(np.abs(values) > tiny)
+                count[kind] += r.size
+                found[kind].append((r, c + start, values[r, c]))
+        tiny = ROUNDING * max(scale, 1e-300)
+        for kind in ("plain", "split"):
+            if count[kind] > limit or (kind == "split" and u is None):
+                continue
+            r, c, v = (np.concatenate(x) for x in zip(*found[kind])) if found[kind] else (np.zeros(0, int),) * 3
+            keep = np.abs(v) > tiny
+            S = sp.csr_matrix((v[keep], (r[keep], c[keep])), shape=(n_rows, n_cols))
+            return cls(S) if kind == "plain" else cls(S, u, np.ones(n_cols))
+        block = np.zeros((n_rows, n_cols))
+        for start, chunk in columns():
+            block[:, start:start + chunk.shape[1]] = chunk
+        return cls(block)
+
+    def times(self, X: np.ndarray) -> np.ndarray:
+        """self X for a dense X (columns: directions): O(non-zeros · columns + size · columns)."""
+        out = np.asarray(self.S @ X)
+        if self.u is not None:
+            out = out + np.multiply.outer(self.u, self.v @ X)
+        return out
+
+    def transpose_times(self, Y: np.ndarray) -> np.ndarray:
+        """selfᵀ Y for a dense Y."""
+        out = np.asarray(self.S.T @ Y)
+        if self.u is not None:
+            out = out + np.multiply.outer(self.v, self.u @ Y)
         return out
 
     def congruence(self, C: np.ndarray) -> np.ndarray:
@@ -465,8 +542,8 @@ class NaturalMap:
         Shape and position of each variable in the flat natural vector.
     size : int
     blocks : tuple of (slice, slice or ndarray, ndarray)
-        Per variable: its rows in the natural vector, the θ columns it depends on, and the
-        dense block of B.
+        Per variable: its rows in the natural vector, the θ columns it depends on, and its
+        block of B (:class:`SparsePlusRankOne`).
     constant : ndarray
         c, the natural vector at φ(θ) = 0.
     exp_columns : ndarray of bool
@@ -481,13 +558,11 @@ class NaturalMap:
     constant: np.ndarray
     exp_columns: np.ndarray
 
-    @cached_property
+    @property
     def structured(self) -> tuple[SparsePlusRankOne, ...]:
-        """Each block of B as sparse plus rank one (:class:`SparsePlusRankOne`; dense below
-        :data:`SPARSE_FROM` natural coordinates)."""
-        if self.size < SPARSE_FROM:
-            return tuple(SparsePlusRankOne(block) for _, _, block in self.blocks)
-        return tuple(SparsePlusRankOne.of(block) for _, _, block in self.blocks)
+        """Each block of B (:class:`SparsePlusRankOne`: sparse plus rank one from
+        :data:`SPARSE_FROM` natural coordinates on, dense below)."""
+        return tuple(block for _, _, block in self.blocks)
 
     @classmethod
     def from_structure(cls, structure: Structure) -> NaturalMap:
@@ -512,26 +587,51 @@ class NaturalMap:
             return np.where(exp_columns, np.log(np.where(exp_columns, phi, 1.0)), phi)
 
         n_free = x0.size
-        # the natural variables are affine in φ: unit steps in φ give B exactly (up to rounding)
-        rows = structure.value_rows(np.vstack([theta_of(phi0)] + [theta_of(phi0 + e) for e in np.eye(n_free)]))[:, pick]
-        base, B = rows[0], (rows[1:] - rows[0]).T
+        base = structure.value_rows(theta_of(phi0))[0, pick]
+
+        def columns(at: np.ndarray, rows: slice | None = None):
+            """B's columns ``at`` (rows ``rows``), a chunk at a time: the natural variables are
+            affine in φ, so unit steps in φ give them exactly (up to rounding)."""
+            for first in range(0, at.size, UNIT_STEPS):
+                cols = at[first:first + UNIT_STEPS]
+                steps = np.repeat(phi0[None], cols.size, axis=0)
+                steps[np.arange(cols.size), cols] += 1.0
+                chunk = (structure.value_rows(theta_of(steps))[:, pick] - base).T
+                yield first, chunk if rows is None else chunk[rows]
+
+        every = np.arange(n_free)
         probe = np.abs(np.random.default_rng(0).standard_normal(n_free))
+        moved = np.zeros((len(names), n_free), dtype=bool)   # the θ columns each variable depends on
+        predicted = base.copy()
+        for first, chunk in columns(every):
+            predicted += chunk @ probe[first:first + chunk.shape[1]]
+            for k, n in enumerate(names):
+                moved[k, first:first + chunk.shape[1]] = np.any(chunk[offsets[n]:offsets[n] + sizes[n]] != 0, axis=0)
         at_probe = structure.value_rows(theta_of(phi0 + probe))[0, pick]
-        if not np.allclose(at_probe, base + B @ probe, rtol=1e-8, atol=1e-8):
+        if not np.allclose(at_probe, predicted, rtol=1e-8, atol=1e-8):
             bad = [n for n in names
                    if not np.allclose(at_probe[offsets[n]:offsets[n] + sizes[n]],
-                                      (base + B @ probe)[offsets[n]:offsets[n] + sizes[n]], rtol=1e-8, atol=1e-8)]
+                                      predicted[offsets[n]:offsets[n] + sizes[n]], rtol=1e-8, atol=1e-8)]
             raise RuntimeError(f"{structure.framework.label}: the predictors read {bad}, which are not affine "
                                "in the free coordinates; a structure must expose affine coordinates.")
         blocks = []
-        for n in names:
+        for k, n in enumerate(names):
             rows_n = slice(offsets[n], offsets[n] + sizes[n])
-            block = B[rows_n]
-            cols = np.flatnonzero(np.any(block != 0, axis=0))
+            cols = np.flatnonzero(moved[k])
+            if start < SPARSE_FROM:
+                block = np.zeros((sizes[n], cols.size))
+                for first, chunk in columns(cols, rows_n):
+                    block[:, first:first + chunk.shape[1]] = chunk
+                block = SparsePlusRankOne(block)
+            else:
+                block = SparsePlusRankOne.of_columns(lambda cols=cols, rows_n=rows_n: columns(cols, rows_n),
+                                                     sizes[n], cols.size)
             if cols.size and cols[-1] - cols[0] + 1 == cols.size:  # a variable's own θ slice: a view
                 cols = slice(int(cols[0]), int(cols[-1]) + 1)
-            blocks.append((rows_n, cols, np.ascontiguousarray(block[:, cols])))
-        constant = base - B @ phi0
+            blocks.append((rows_n, cols, block))
+        constant = base.copy()
+        for (rows, cols, block) in blocks:
+            constant[rows] -= block.times(phi0[cols])
         return cls(names, shapes, offsets, start, tuple(blocks), constant, exp_columns)
 
     def phi(self, theta: np.ndarray) -> np.ndarray:
@@ -542,8 +642,8 @@ class NaturalMap:
         """The flat natural vector at θ."""
         phi = self.phi(theta)
         out = self.constant.copy()
-        for rows, cols, block in self.blocks:
-            out[rows] += block @ phi[cols]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[rows] += B.times(phi[cols])
         return out
 
     def unflatten(self, flat: np.ndarray) -> dict[str, np.ndarray]:
@@ -553,8 +653,8 @@ class NaturalMap:
 
     def _bt_g(self, grad: np.ndarray, n_free: int) -> np.ndarray:
         out = np.zeros(n_free)
-        for rows, cols, block in self.blocks:
-            out[cols] += block.T @ grad[rows]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[cols] += B.transpose_times(grad[rows])
         return out
 
     def pull_back(self, grad: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -567,8 +667,17 @@ class NaturalMap:
         V = np.asarray(V, dtype=float)
         scaled = V * np.where(self.exp_columns, np.exp(theta), 1.0).reshape(-1, *([1] * (V.ndim - 1)))
         out = np.zeros((self.size, *V.shape[1:]))
-        for rows, cols, block in self.blocks:
-            out[rows] += block @ scaled[cols]
+        for (rows, cols, _), B in zip(self.blocks, self.structured):
+            out[rows] += B.times(scaled[cols])
+        return out
+
+    def pull_back_product(self, H, theta: np.ndarray, v: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`pull_back_matrix` times a vector, without forming the matrix: D Bᵀ (H (B D v))
+        (+ the curvature of exp), O(non-zeros of H and B) — a Hessian-vector product."""
+        d = np.where(self.exp_columns, np.exp(theta), 1.0)
+        out = self.pull_back(H @ self.push_forward(v, theta), theta)
+        if grad is not None and self.exp_columns.any():
+            out += np.where(self.exp_columns, d, 0.0) * self._bt_g(grad, theta.size) * v
         return out
 
     def pull_back_matrix(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
@@ -579,16 +688,17 @@ class NaturalMap:
         n_free = theta.size
         out = np.zeros((n_free, n_free))
         H = H.tocsr() if sp.issparse(H) else H
-        for (rows_i, cols_i, _), B_i in zip(self.blocks, self.structured):
-            for (rows_j, cols_j, _), B_j in zip(self.blocks, self.structured):
-                product = B_i.sandwich(H[rows_i][:, rows_j], B_j)
+        for (rows_i, cols_i, B_i) in self.blocks:
+            for (rows_j, cols_j, B_j) in self.blocks:
                 if isinstance(cols_i, slice) and isinstance(cols_j, slice):
-                    out[cols_i, cols_j] += product
+                    B_i.sandwich(H[rows_i][:, rows_j], B_j, into=out[cols_i, cols_j])
                 else:
+                    product = B_i.sandwich(H[rows_i][:, rows_j], B_j)
                     out[np.ix_(np.arange(n_free)[cols_i], np.arange(n_free)[cols_j])] += product
         if self.exp_columns.any():
             d = np.where(self.exp_columns, np.exp(theta), 1.0)
-            out *= np.outer(d, d)
+            for first in range(0, n_free, ROW_CHUNK):
+                out[first:first + ROW_CHUNK] *= np.outer(d[first:first + ROW_CHUNK], d)
             if grad is not None:
                 out[np.diag_indices(n_free)] += np.where(self.exp_columns, np.exp(theta), 0.0) * self._bt_g(grad, n_free)
         return out
@@ -599,8 +709,8 @@ class NaturalMap:
         out = np.zeros(n_free)
         index = np.arange(n_free)
         H = H.tocsr() if sp.issparse(H) else H
-        for (rows_i, cols_i, _), B_i in zip(self.blocks, self.structured):
-            for (rows_j, cols_j, _), B_j in zip(self.blocks, self.structured):
+        for (rows_i, cols_i, B_i) in self.blocks:
+            for (rows_j, cols_j, B_j) in self.blocks:
                 common, at_i, at_j = np.intersect1d(index[cols_i], index[cols_j], return_indices=True)
                 if common.size:
                     out[common] += B_i.diagonal_sandwich(H[rows_i][:, rows_j], B_j, at_i, at_j)
@@ -621,7 +731,7 @@ class NaturalMap:
         for (rows, cols, block), name in zip(self.blocks, self.names):
             if name in directions:
                 target = np.asarray(directions[name], dtype=float).reshape(g, -1).T
-                out[cols] = np.linalg.lstsq(block, target, rcond=None)[0] / dphi[cols][:, None]
+                out[cols] = np.linalg.lstsq(block.dense(), target, rcond=None)[0] / dphi[cols][:, None]
         return out
 
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
@@ -631,7 +741,7 @@ class NaturalMap:
         for (rows, cols, block), name in zip(self.blocks, self.names):
             if name in values:
                 target = np.ravel(values[name]) - self.constant[rows]
-                phi = np.linalg.lstsq(block, target, rcond=None)[0]
+                phi = np.linalg.lstsq(block.dense(), target, rcond=None)[0]
                 exp = self.exp_columns[cols]
                 theta[cols] = np.where(exp, np.log(np.maximum(np.where(exp, phi, 1.0), 1e-300)), phi)
         return theta

@@ -290,7 +290,7 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
             X[rows] = 0.0
             X[:, rows] = 0.0
     gram = nmap.pull_back_matrix(X, theta)[np.ix_(free, free)]
-    smallest, largest, _, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
+    smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
     return bool(smallest > LOCKED_RANK_TOL * largest)
 
 

@@ -30,43 +30,49 @@ predictor and link functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, lapack
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
 
 #: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
-#: eigendecomposition; beyond, from Lanczos iterations on its Cholesky factor (O(n²) a step
+#: eigendecomposition; beyond, from Lanczos iterations with its Cholesky factor (O(n²) a step
 #: instead of O(n³)).
 DENSE_EIGEN_MAX = 400
 
 
-def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False) -> tuple[float, float, tuple | None,
-                                                                             np.ndarray | None]:
-    """Smallest and largest eigenvalues of a symmetric matrix, its Cholesky factor
-    (``cho_factor`` form) when it is positive definite (else None), and — beyond
-    :data:`DENSE_EIGEN_MAX` coordinates — its inverse (else None). With ``definite_only`` the
-    eigenvalues of a matrix that is not positive definite are not computed (NaN)."""
+def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite: bool = False
+                        ) -> tuple[float, float, tuple | None]:
+    """Smallest and largest eigenvalues of a symmetric matrix and its Cholesky factor
+    (``cho_factor`` form) when it is positive definite (else None). With ``definite_only`` the
+    eigenvalues of a matrix that is not positive definite are not computed (NaN); with
+    ``overwrite`` beyond :data:`DENSE_EIGEN_MAX` coordinates the factor is made in ``info``'s
+    memory (which is lost)."""
+    large = info.shape[0] > DENSE_EIGEN_MAX
+    # Lanczos on the matrix and on its inverse, applied by two triangular solves with the factor:
+    # O(n²) a step instead of the O(n³) of a full eigendecomposition or of forming the inverse
+    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0]) if large else None
     try:
-        factor = cho_factor(info, check_finite=False)
+        factor = cho_factor(info, check_finite=False, overwrite_a=overwrite and large)
     except np.linalg.LinAlgError:
         factor = None
-    if factor is None and definite_only:
-        return float("nan"), float("nan"), None, None
-    if factor is None or info.shape[0] <= DENSE_EIGEN_MAX:
+    if factor is None and (definite_only or (overwrite and large)):  # (a failed factor overwrote info)
+        return float("nan"), float("nan") if largest is None else largest, None
+    if factor is None or not large:
         w = np.linalg.eigvalsh(info)
-        return float(w[0]), float(w[-1]), factor, None
-    # Lanczos on the matrix and on its inverse (which the covariance needs anyway): matrix-vector
-    # products only, O(n²) a step instead of the O(n³) of a full eigendecomposition
-    inverse = cholesky_inverse(factor)
-    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+        return float(w[0]), float(w[-1]), factor
+    n = info.shape[0]
+    c, lower = factor  # LAPACK's potrs on the factor's memory (cho_solve copied it on every call)
+    c, lower = (c, lower) if c.flags.f_contiguous else (c.T, not lower)
+    inverse = LinearOperator((n, n), matvec=lambda x: lapack.dpotrs(c, x, lower=lower)[0], dtype=float)
     smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    return smallest, largest, factor, inverse
+    return smallest, largest, factor
 
 
 def cholesky_inverse(factor: tuple) -> np.ndarray:
@@ -78,6 +84,32 @@ def cholesky_inverse(factor: tuple) -> np.ndarray:
         raise np.linalg.LinAlgError(f"potri failed ({info})")
     triangle = np.tril(inverse) if lower else np.triu(inverse)
     return triangle + triangle.T - np.diag(np.diag(triangle))
+
+
+#: Rows per step when a triangle of a large matrix is cleared in place.
+ROW_CHUNK = 512
+
+
+def inverse_factor(factor: tuple, scale: float = 1.0) -> np.ndarray:
+    """F with F Fᵀ = A⁻¹ / ``scale`` from the Cholesky factor of A (``cho_factor`` form),
+    overwriting it: the triangular inverse of the factor (LAPACK's trtri: half of potri's work,
+    and no second n × n array). F is upper triangular for an upper factor (A = UᵀU, F = U⁻¹),
+    the transpose of the lower one's inverse otherwise."""
+    c, lower = factor
+    if c.flags.f_contiguous:
+        inv, info = lapack.dtrtri(c, lower=lower, overwrite_c=1)
+    else:  # cho_factor's C-ordered output: LAPACK inverts its transpose in place, the other triangle
+        inv, info = lapack.dtrtri(c.T, lower=not lower, overwrite_c=1)
+        inv = inv.T
+    if info != 0:
+        raise np.linalg.LinAlgError(f"trtri failed ({info})")
+    n = inv.shape[0]
+    for start in range(0, n, ROW_CHUNK):  # the other triangle of cho_factor's output is left as it was
+        rows = np.arange(start, min(start + ROW_CHUNK, n))[:, None]
+        keep = np.arange(n)[None, :] <= rows if lower else np.arange(n)[None, :] >= rows
+        inv[start:start + ROW_CHUNK] *= keep
+    inv *= 1.0 / np.sqrt(scale)
+    return inv.T if lower else inv
 
 
 #: Matrices :func:`information` builds.
@@ -255,8 +287,42 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     nmap = bound.structure.natural
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature)
-    out = nmap.pull_back_matrix(nat, theta, curvature)
-    return 0.5 * (out + out.T)
+    return symmetrised(nmap.pull_back_matrix(nat, theta, curvature))
+
+
+def symmetrised(out: np.ndarray) -> np.ndarray:
+    """(A + Aᵀ) / 2 in A's memory, a pair of row blocks at a time (no n × n temporary)."""
+    n = out.shape[0]
+    for i in range(0, n, ROW_CHUNK):
+        for j in range(i, n, ROW_CHUNK):
+            average = 0.5 * (out[i:i + ROW_CHUNK, j:j + ROW_CHUNK] + out[j:j + ROW_CHUNK, i:i + ROW_CHUNK].T)
+            out[i:i + ROW_CHUNK, j:j + ROW_CHUNK] = average
+            out[j:j + ROW_CHUNK, i:i + ROW_CHUNK] = average.T
+    return out
+
+
+def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
+                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
+    """:func:`information` as a matrix-vector product and its diagonal, never formed as a
+    matrix: the natural-coordinate matrix stays sparse and B structured, so a product costs
+    O(cells + free coordinates) where the dense matrix in θ costs O(n_free²) to build.
+
+    Returns
+    -------
+    matvec : callable
+        v ↦ I v.
+    diagonal : ndarray
+        diag(I).
+    """
+    if kind not in INFORMATION:
+        raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
+    theta = np.asarray(theta, dtype=float)
+    cd = CellDerivatives.at(bound, theta)
+    nat = natural_information(cd, bound.counts, kind, sparse=True)
+    curvature = -cd.gradient() if kind == "observed" else None
+    nmap = bound.structure.natural
+    return (lambda v: nmap.pull_back_product(nat, theta, v, curvature),
+            nmap.pull_back_diagonal(nat, theta, curvature))
 
 
 def unit_effects(bound: Bound, theta: np.ndarray, units: Units, directions: np.ndarray) -> np.ndarray:
@@ -314,7 +380,8 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
                       outcome_grad[:, o, q, None] * cd.jac[name])
     out = np.zeros((n, 3, structure.n_free))
     for rows, cols, block in structure.natural.blocks:
-        out[:, :, cols] += grad_nat[:, :, rows] @ block
+        along = grad_nat[:, :, rows].reshape(n * 3, -1).T        # (rows, n · 3): Bᵀ on its columns
+        out[:, :, cols] += block.transpose_times(along).T.reshape(n, 3, -1)
     nmap = structure.natural
     if nmap.exp_columns.any():  # dφ/dθ of positive variables, at the point the nat values come from
         out *= np.where(nmap.exp_columns, nmap.phi(theta), 1.0)

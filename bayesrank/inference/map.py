@@ -39,7 +39,7 @@ from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
-                                              information)
+                                              information, information_operator, inverse_factor)
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
 from bayesrank.inference.optimize import gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -50,6 +50,13 @@ GRADIENT_TOL = 1e-6
 #: The information counts as singular when its smallest eigenvalue is below this fraction of its
 #: largest (a condition number beyond 1e12 leaves no digits in a Wald interval).
 SINGULAR = 1e-12
+#: Beyond this many free coordinates a Wald fit on the observed information keeps its covariance as
+#: a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂) — and
+#: never forms Cov(θ̂): standard errors are row norms of B F (:func:`asymptotics.linear_variances`),
+#: draws are θ̂ + F z, and the estimate group stores neither ``theta_cov`` nor the ``<name>_cov``
+#: of :meth:`Framework.covariances` (``attrs["covariance_stored"] = 0``; 10,000 items would
+#: store 800 MB each). The results layer then takes contrasts from the asymptotic-normal draws.
+DENSE_COVARIANCE_MAX = 1000
 #: How each information matrix is described in the fit.
 COVARIANCE = {
     "observed": "inverse observed information (exact Hessian)",
@@ -169,7 +176,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical, gauge=gauge)
+                                canonical=canonical, gauge=gauge,
+                                information_product=lambda th: information_operator(bound, th, "observed"))
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):
@@ -178,7 +186,16 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     observed = reduced(information(bound, theta, "observed"))
     grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
-    eig_min, eig_max, factor, inverse = extreme_eigenvalues(observed / n)
+    # many free coordinates: the covariance stays a factor (below), made in the information's own
+    # memory (which nothing else needs then): one n × n array at a time
+    factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
+                and chart is None)
+    if factored:
+        observed /= n
+        eig_min, eig_max, factor = extreme_eigenvalues(observed, overwrite=True)
+        observed = None
+    else:
+        eig_min, eig_max, factor = extreme_eigenvalues(observed / n)
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
 
     values = structure.values(theta)
@@ -186,7 +203,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     notes += check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
 
-    cov = np.full((structure.n_free, structure.n_free), np.nan)
+    cov = np.full((structure.n_free, structure.n_free), np.nan) if not factored else None
+    cov_factor = None  # F with F Fᵀ = Cov(θ̂), on the large-model path
     converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
     if not identified:
         if mle_exists:
@@ -198,13 +216,13 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
-            if kind == "observed" and inverse is not None:  # at hand
-                cov = inverse / n
+            if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
+                cov_factor = inverse_factor(factor, n)
             elif kind == "observed" and factor is not None:  # the Cholesky factor is at hand
                 cov = cholesky_inverse(factor) / n
             else:
                 cov = cholesky_inverse(cho_factor(info))
-            cov = cov if chart is None else chart @ cov @ chart.T
+            cov = cov if chart is None or cov is None else chart @ cov @ chart.T
             if intervals == "sandwich":
                 units = comparison_units(framework, data, prepared, weights)
                 cov = sandwich(bound, theta, observed, units, chart)
@@ -237,7 +255,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                          "estimate does not exist or was not reached; the intervals come from the other "
                          f"{n_boot - boot['n_failed']}.")
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
-    if mle_exists and np.all(np.isfinite(cov)):
+    if cov_factor is not None:
+        se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
+        sample = asymptotics.draws(structure, theta, cov_factor, n_draws, rng, upper=True)
+    elif mle_exists and cov is not None and np.all(np.isfinite(cov)):
         if boot is not None:
             se, cross, sample = asymptotics.replicates(structure, thetas, tuple(covariances))
             n_draws = len(thetas)
@@ -248,7 +269,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     else:
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
-                 for name, blocked in covariances.items()}
+                 for name, blocked in covariances.items()} if not factored else {}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
     if chart is not None:  # representatives of the symmetry's orbit: a value, but no uncertainty
         for name in asymptotics.moved_by(structure, theta, gauge(theta)):
@@ -272,9 +293,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
             **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values},
-            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()},
+            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()
+               if not factored},
             "theta": ("free", theta),
-            "theta_cov": (("free", "free_"), cov),
+            **({"theta_cov": (("free", "free_"), cov)} if not factored else {}),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
@@ -283,7 +305,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         attrs={"interval": "quantile" if intervals == "bootstrap" else "wald", "interval_method": intervals,
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
-               "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight)},
+               "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
+               "covariance_stored": int(not factored)},
     )
     posterior = xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
@@ -323,4 +346,4 @@ def _cov_dims(dims: tuple, blocked: bool) -> tuple:
     return (*dims[:1], dims[-1], f"{dims[-1]}_") if blocked else (dims[0], f"{dims[0]}_")
 
 
-__all__ = ["COVARIANCE", "GRADIENT_TOL", "INFORMATION", "fit_map"]
+__all__ = ["COVARIANCE", "DENSE_COVARIANCE_MAX", "GRADIENT_TOL", "INFORMATION", "fit_map"]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
-from scipy.sparse.linalg import cg
+from scipy.sparse.linalg import LinearOperator, cg
 
 #: L-BFGS-B hands over to Newton's method below this largest gradient entry per comparison.
 NEWTON_START = 1e-6
@@ -79,6 +79,7 @@ def maximise(
     canonical: Callable[[np.ndarray], np.ndarray] | None = None,
     gauge: Callable[[np.ndarray], np.ndarray] | None = None,
     start_hessian: Callable[[np.ndarray], np.ndarray] | None = None,
+    information_product: Callable[[np.ndarray], tuple[Callable, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring).
 
@@ -108,6 +109,10 @@ def maximise(
         Newton's method from ``x0`` with this approximate Hessian first (e.g. the original
         fit's, fixed: each step then costs one gradient), to the same tolerance; the usual
         phases follow only when it does not converge.
+    information_product : callable, optional
+        θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))): from :data:`ITERATIVE_FROM` coordinates on (and
+        without ``gauge``), Newton's steps are solved by conjugate gradients on these products,
+        and the dense Hessian is built only when they fail.
 
     Returns
     -------
@@ -162,12 +167,14 @@ def maximise(
 
     settle = canonical if canonical is not None else (lambda th: th)
     theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
-    theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
+    theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
+                                                        product=information_product)
     newton += more_newton
     if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
         iterations += more
-        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
+        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
+                                                        product=information_product)
         newton += more_newton
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
@@ -187,7 +194,8 @@ def maximise(
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
-        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge)
+        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
+                                                        product=information_product)
         newton += more_newton
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
@@ -218,7 +226,23 @@ def _newton_step(scaled: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20):
+def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
+    """A Newton step by conjugate gradients on Hessian-vector products, Jacobi-scaled as
+    :func:`_newton_step`: accepted on the same terms, else None (the dense solve then runs)."""
+    matvec, diag = product(theta)
+    if not np.all(np.isfinite(diag)) or np.any(diag <= 0):
+        return None
+    d = np.sqrt(diag)
+    n = theta.size
+    scaled = LinearOperator((n, n), matvec=lambda x: matvec(np.ravel(x) / d) / d, dtype=float)
+    rhs = grad / d
+    x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX)
+    if info == 0 and float(x @ rhs) > 0 and np.linalg.norm(scaled @ x - rhs) <= 10 * ITERATIVE_RTOL * np.linalg.norm(rhs):
+        return x / d
+    return None
+
+
+def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None):
     """Newton's method with backtracking while the log-likelihood is locally concave.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
@@ -230,6 +254,13 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20):
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True, None
+        step = _operator_step(product, theta, grad) if (product is not None and gauge is None
+                                                        and theta.size >= ITERATIVE_FROM) else None
+        if step is not None:
+            theta, lp, grad, moved = _line_search(logp_dlogp, theta, lp, grad, step)
+            if not moved:
+                return theta, it + 1, False, None
+            continue
         information = -hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
@@ -241,18 +272,23 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20):
             return theta, it, False, information
         step = step / d
         step = step if T is None else T @ step
-        slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
-        for alpha in (1.0, 0.5, 0.25, 0.125, 0.0625):
-            candidate = theta + alpha * step
-            lp_new, grad_new = logp_dlogp(candidate)
-            gained = lp_new - lp
-            # Armijo, or — below the resolution of the log-likelihood — a smaller gradient
-            if np.isfinite(lp_new) and (
-                gained >= 1e-4 * alpha * slope
-                or (gained >= -1e-12 * abs(lp) and np.max(np.abs(grad_new)) < np.max(np.abs(grad)))
-            ):
-                theta, lp, grad = candidate, lp_new, grad_new
-                break
-        else:
+        theta, lp, grad, moved = _line_search(logp_dlogp, theta, lp, grad, step)
+        if not moved:
             return theta, it + 1, False, information
     return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL, None
+
+
+def _line_search(logp_dlogp, theta, lp, grad, step):
+    """Backtracking along a Newton step: ``(theta, lp, grad, moved)``."""
+    slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
+    for alpha in (1.0, 0.5, 0.25, 0.125, 0.0625):
+        candidate = theta + alpha * step
+        lp_new, grad_new = logp_dlogp(candidate)
+        gained = lp_new - lp
+        # Armijo, or — below the resolution of the log-likelihood — a smaller gradient
+        if np.isfinite(lp_new) and (
+            gained >= 1e-4 * alpha * slope
+            or (gained >= -1e-12 * abs(lp) and np.max(np.abs(grad_new)) < np.max(np.abs(grad)))
+        ):
+            return candidate, lp_new, grad_new, True
+    return theta, lp, grad, False

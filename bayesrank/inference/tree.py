@@ -10,7 +10,9 @@ Groups
     its delta-method standard error; NUTS: posterior mean and sd); ``cell_log_probs`` (cell ×
     outcome: at the MLE, or the log posterior-mean probabilities) and ``loglik`` (at the MLE,
     or the posterior mean of the total). MAP adds ``theta`` and ``theta_cov`` (the free
-    coordinates and their covariance) and ``score_cov``. ``attrs["interval"]`` says how
+    coordinates and their covariance) and ``score_cov`` — not beyond
+    :data:`~bayesrank.inference.map.DENSE_COVARIANCE_MAX` free coordinates, where the
+    covariance stays a factor (``attrs["covariance_stored"] = 0``). ``attrs["interval"]`` says how
     intervals are made: ``"wald"`` (point ± z·se) or ``"quantile"`` (of the draws), and
     ``attrs["covariance"]`` how the MAP covariance was computed.
 ``observed_data`` / ``constant_data``

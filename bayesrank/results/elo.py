@@ -18,7 +18,7 @@ import xarray as xr
 from scipy.special import ndtri
 
 from bayesrank.errors import BayesrankError
-from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point
+from bayesrank.results.estimates import check_level, draws, interval, point, stored_covariance
 from bayesrank.results.io import framework_of
 
 #: 400 / ln 10: Elo points per unit of the logit-scale score.
@@ -82,8 +82,8 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
         a = names.index(view.anchor)
         centre = s - s[a]
         alpha = (1 - level) / 2
-        if interval_kind(tree) == "wald":
-            C = tree["estimate"]["score_cov"].values
+        C = stored_covariance(tree, "score_cov")
+        if C is not None:
             err = np.sqrt(np.clip(np.diag(C) + C[a, a] - 2 * C[:, a], 0, None))
             z = ndtri(1 - alpha)
             lower, upper = centre - z * err, centre + z * err

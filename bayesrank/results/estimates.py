@@ -43,6 +43,18 @@ def interval_kind(tree: xr.DataTree) -> str:
     return tree["estimate"].attrs["interval"]
 
 
+def stored_covariance(tree: xr.DataTree, name: str) -> np.ndarray | None:
+    """The Wald covariance ``name`` (``theta_cov``, ``score_cov``, …) a MAP fit stores, or None
+    where contrasts come from the draws instead: quantile intervals (NUTS, bootstrap), or a fit
+    of many items that keeps its covariance as a factor (``estimate.attrs["covariance_stored"]
+    = 0``, :data:`bayesrank.inference.map.DENSE_COVARIANCE_MAX`) — its draws are θ̂ + F z from
+    that factor, so contrasts are the asymptotic normal's, up to Monte-Carlo error."""
+    estimate = tree["estimate"]
+    if interval_kind(tree) != "wald" or name not in estimate:
+        return None
+    return estimate[name].values
+
+
 def interval_method(tree: xr.DataTree) -> str:
     """``"wald"``, ``"sandwich"``, ``"bootstrap"`` (MAP) or ``"posterior"`` (NUTS)."""
     attrs = tree["estimate"].attrs

@@ -14,7 +14,7 @@ import xarray as xr
 
 from bayesrank.errors import BayesrankError
 from bayesrank.model.hja import canonical, zero_test
-from bayesrank.results.estimates import draws, interval, interval_kind, point, se
+from bayesrank.results.estimates import draws, interval, point, se, stored_covariance
 from bayesrank.results.io import diagnostics_of, framework_of
 from bayesrank.results.leaderboard import items, pairwise_contrasts
 
@@ -88,10 +88,9 @@ def judge_differences(tree: xr.DataTree, judge: str, level: float = 0.95) -> pd.
     if judge not in names:
         raise BayesrankError(f"unknown judge {judge!r}; the fit's judges: {', '.join(names)}.")
     k = names.index(judge)
-    wald = interval_kind(tree) == "wald"
-    table = pairwise_contrasts(items(tree), point(tree, "judge_score")[k],
-                               tree["estimate"]["judge_score_cov"].values[k] if wald else None,
-                               None if wald else draws(tree, "judge_score")[:, k], level)
+    cov = stored_covariance(tree, "judge_score_cov")
+    table = pairwise_contrasts(items(tree), point(tree, "judge_score")[k], None if cov is None else cov[k],
+                               None if cov is not None else draws(tree, "judge_score")[:, k], level)
     table.insert(0, "judge", judge)
     return table
 

@@ -13,7 +13,7 @@ import xarray as xr
 from scipy.special import ndtr, ndtri
 
 from bayesrank.results.elo import Elo, elo as elo_view
-from bayesrank.results.estimates import check_level, draws, interval, interval_kind, point, se
+from bayesrank.results.estimates import check_level, draws, interval, point, se, stored_covariance
 from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
 
@@ -118,10 +118,9 @@ def differences(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
         (MAP) or equal-tailed (NUTS).
     """
     check_level(level)
-    wald = interval_kind(tree) == "wald"
-    return pairwise_contrasts(items(tree), point(tree, "score"),
-                              tree["estimate"]["score_cov"].values if wald else None,
-                              None if wald else draws(tree, "score"), level)
+    cov = stored_covariance(tree, "score_cov")
+    return pairwise_contrasts(items(tree), point(tree, "score"), cov,
+                              None if cov is not None else draws(tree, "score"), level)
 
 
 def pairwise_contrasts(names, value: np.ndarray, cov: np.ndarray | None, sample: np.ndarray | None,

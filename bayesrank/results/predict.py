@@ -17,7 +17,7 @@ from bayesrank.errors import BayesrankError
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.nuts import posterior_probabilities
-from bayesrank.results.estimates import check_level, draws, interval_kind, point, point_kind
+from bayesrank.results.estimates import check_level, draws, point, point_kind, stored_covariance
 from bayesrank.results.io import framework_of, model_data_of
 
 #: Posterior draws used for NUTS predictions (evenly spaced), bounding memory.
@@ -81,9 +81,9 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
                                           for c in names])
     alpha = (1 - level) / 2
     names = structure.natural.names
-    if interval_kind(tree) == "wald":
+    cov = stored_covariance(tree, "theta_cov")
+    if cov is not None:
         probs, jac = outcome_jacobian(structure, tree["estimate"]["theta"].values, cells)
-        cov = tree["estimate"]["theta_cov"].values
         err = np.sqrt(np.clip(np.einsum("nop,pq,noq->no", jac, cov, jac), 0, None))
         z = ndtri(1 - alpha)
         lower, upper = np.clip(probs - z * err, 0, 1), np.clip(probs + z * err, 0, 1)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesrank.results.estimates import check_level, draws, interval_kind, point
+from bayesrank.results.estimates import check_level, draws, point, stored_covariance
 
 #: Draws from the asymptotic normal for the critical value of Wald and sandwich fits.
 N_SIMULATIONS = 4000
@@ -59,8 +59,8 @@ def critical_value(tree: xr.DataTree, level: float = 0.95, random_seed: int = 0)
     s = point(tree, "score")
     m = s.size
     i, j = np.triu_indices(m, k=1)
-    if interval_kind(tree) == "wald":
-        C = tree["estimate"]["score_cov"].values
+    C = stored_covariance(tree, "score_cov")
+    if C is not None:
         sigma = np.sqrt(np.clip(C[i, i] + C[j, j] - 2 * C[i, j], 1e-300, None))
         w, V = np.linalg.eigh((C + C.T) / 2)
         factor = V * np.sqrt(np.clip(w, 0, None))
