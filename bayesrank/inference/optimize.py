@@ -6,7 +6,9 @@
    :data:`NEWTON_START` per comparison or :data:`FIRST_PHASE` iterations.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence (steps solved by
-   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates).
+   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates). When no
+   step length of Newton's own step gains, Levenberg–Marquardt steps (:data:`DAMPING`) are
+   tried before giving up: they shorten the near-flat components that overshoot.
    For a model with a continuous symmetry its constraints do not remove (HJA's GL(r + 1)
    acting on its judge and item factors: ``gauge``), the log-likelihood is constant along the
    symmetry's orbits and its Hessian singular there; Newton's method then steps in the
@@ -47,6 +49,14 @@ ITERATIVE_RTOL = 1e-10
 #: such as the k_tie = 20 tie factors', then pays at most this many O(n²) products extra;
 #: 2,000 synthetic items need 17).
 ITERATIVE_MAX = 100
+#: Step lengths of Newton's line search, longest first.
+BACKTRACKING = (1.0, 0.5, 0.25, 0.125, 0.0625)
+#: Levenberg–Marquardt damping (relative to the unit diagonal of the scaled information) tried
+#: in turn when Newton's own step finds no gain: on likelihoods with exponential tails (tie
+#: thresholds of pairs without ties heading to −∞ in the k_tie = 20 models) the near-flat
+#: directions make the full step overshoot by orders of magnitude into overflow; damping
+#: shortens exactly those components, where backtracking shrinks all of them.
+DAMPING = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
 #: exact Hessian where Newton's method cannot take over (an eigendecomposition per fit).
 DENSE_PRECONDITIONER_MAX = 1500
@@ -242,8 +252,25 @@ def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray |
     return None
 
 
+def _line_search(logp_dlogp, theta, lp, grad, step, alphas):
+    """The first step length of ``alphas`` that gains (Armijo, or — below the resolution of the
+    log-likelihood — gives a smaller gradient) with a finite gradient: ``(θ, ℓ, ∇ℓ)``, or None."""
+    slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
+    for alpha in alphas:
+        candidate = theta + alpha * step
+        lp_new, grad_new = logp_dlogp(candidate)
+        gained = lp_new - lp
+        if np.isfinite(lp_new) and np.all(np.isfinite(grad_new)) and (
+            gained >= 1e-4 * alpha * slope
+            or (gained >= -1e-12 * abs(lp) and np.max(np.abs(grad_new)) < np.max(np.abs(grad)))
+        ):
+            return candidate, lp_new, grad_new
+    return None
+
+
 def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None):
-    """Newton's method with backtracking while the log-likelihood is locally concave.
+    """Newton's method with backtracking (then Levenberg–Marquardt damping, :data:`DAMPING`)
+    while the log-likelihood is locally concave.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
@@ -256,39 +283,32 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
             return theta, it, True, None
         step = _operator_step(product, theta, grad) if (product is not None and gauge is None
                                                         and theta.size >= ITERATIVE_FROM) else None
-        if step is not None:
-            theta, lp, grad, moved = _line_search(logp_dlogp, theta, lp, grad, step)
-            if not moved:
-                return theta, it + 1, False, None
+        accepted = None if step is None else _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING)
+        if accepted is not None:
+            theta, lp, grad = accepted
             continue
+        # no operator step, or it overshoots (near-flat directions): the dense step, damped if need be
         information = -hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
         T = gauge_complement(gauge(theta)) if gauge is not None else None
         reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
         d = np.sqrt(np.maximum(np.abs(np.diag(reduced)), 1e-300))
-        step = _newton_step(reduced / np.outer(d, d), rgrad / d)
-        if step is None:
-            return theta, it, False, information
-        step = step / d
-        step = step if T is None else T @ step
-        theta, lp, grad, moved = _line_search(logp_dlogp, theta, lp, grad, step)
+        scaled, rhs = reduced / np.outer(d, d), rgrad / d
+        moved = False
+        for damping in DAMPING:  # Newton's step, then Levenberg–Marquardt steps if it fails
+            step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs)
+            if step is None:
+                if damping == 0:
+                    return theta, it, False, information
+                continue
+            step = step / d
+            step = step if T is None else T @ step
+            accepted = _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING if damping == 0 else (1.0, 0.5))
+            if accepted is not None:
+                theta, lp, grad = accepted
+                moved = True
+                break
         if not moved:
             return theta, it + 1, False, information
     return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL, None
-
-
-def _line_search(logp_dlogp, theta, lp, grad, step):
-    """Backtracking along a Newton step: ``(theta, lp, grad, moved)``."""
-    slope = float(grad @ step)  # > 0: the predicted gain of a full step, doubled
-    for alpha in (1.0, 0.5, 0.25, 0.125, 0.0625):
-        candidate = theta + alpha * step
-        lp_new, grad_new = logp_dlogp(candidate)
-        gained = lp_new - lp
-        # Armijo, or — below the resolution of the log-likelihood — a smaller gradient
-        if np.isfinite(lp_new) and (
-            gained >= 1e-4 * alpha * slope
-            or (gained >= -1e-12 * abs(lp) and np.max(np.abs(grad_new)) < np.max(np.abs(grad)))
-        ):
-            return candidate, lp_new, grad_new, True
-    return theta, lp, grad, False
