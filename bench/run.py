@@ -170,7 +170,6 @@ def main(argv=None):
         print(md)
         return
     wanted = [x for x in args.tasks.split(",") if x]
-    overrides = json.loads(args.task_args)
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"bayesrank bench ({started}): {', '.join(modules) or 'no task files'}")
     baseline_root = export_baseline(args.baseline) if args.baseline else None
@@ -195,6 +194,7 @@ def main(argv=None):
 def run_modules(modules: dict, args, only, wanted, result: dict, baseline_root: Path | None) -> None:
     """Run the suites of ``modules`` (current code and the baseline), storing into ``result``
     and ``results.json`` after each module."""
+    overrides = json.loads(args.task_args)
     for stem, module in modules.items():
         path = HERE / f"{stem}.py"
         out = result["results"].setdefault(stem, {})
