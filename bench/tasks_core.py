@@ -305,6 +305,7 @@ def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chai
     ESS over all parameters, max r̂, divergences, leapfrog steps per draw; ``whiten=False``
     samples the model's own coordinates (the sampler before the whitening)."""
     import arviz as az
+    import arviz_stats as azs
     import numpy as np
 
     import bayesrank as br
@@ -314,15 +315,39 @@ def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chai
                                   chains=chains, cores=chains, random_seed=seed, sampler=sampler, whiten=whiten))
     post = fit.tree["posterior"].to_dataset()
     summ = az.summary(post, kind="diagnostics")
+    rhat = {method: max(float(np.nanmax(v.values)) for v in azs.rhat(post, method=method).data_vars.values())
+            for method in ("split", "folded")}
     stats = fit.tree["sample_stats"]
     steps = stats["n_steps"] if "n_steps" in stats else stats.get("num_steps")
     return {"sampler": sampler, "seed": seed, "whitened": fit.diagnostics["whitened"], "seconds": t,
             "sampling_seconds": fit.diagnostics["seconds"], "whitening_seconds": fit.diagnostics["whitening_seconds"],
             "leapfrog_steps": None if steps is None else float(steps.mean()),
             "min_ess_bulk_all": float(summ["ess_bulk"].min()), "min_ess_tail_all": float(summ["ess_tail"].min()),
-            "max_rhat_all": float(summ["r_hat"].max()), "divergences": fit.diagnostics["divergences"],
+            "max_rhat_all": float(summ["r_hat"].max()), "max_rhat_split": rhat["split"],
+            "max_rhat_folded": rhat["folded"], "divergences": fit.diagnostics["divergences"],
             "draws": draws, "chains": chains, "n_parameters": int(sum(np.size(v) for v in post.data_vars.values()) /
                                                                   (draws * chains))}
+
+
+def task_rhat_floor(chains: int = 2, draws: int = 1000, parameters: int = 387, replicates: int = 10,
+                    seed: int = 0) -> dict:
+    """The largest rank-normalised r̂ over ``parameters`` quantities when the draws are
+    independent standard normals: the floor a perfect sampler's max r̂ sits at, by chance, for
+    the NUTS task's shape (2 × 1000, 387 parameters of Davidson k_tie=1 on arena-2024)."""
+    import arviz as az
+    import arviz_stats as azs
+    import numpy as np
+    import xarray as xr
+
+    rng = np.random.default_rng(seed)
+    out = {"max_rhat": [], "max_rhat_split": [], "max_rhat_folded": [], "min_ess_tail": []}
+    for _ in range(replicates):
+        post = xr.Dataset({"x": (("chain", "draw", "k"), rng.standard_normal((chains, draws, parameters)))})
+        out["max_rhat"].append(float(az.summary(post, kind="diagnostics")["r_hat"].max()))
+        out["min_ess_tail"].append(float(az.summary(post, kind="diagnostics")["ess_tail"].min()))
+        for method in ("split", "folded"):
+            out[f"max_rhat_{method}"].append(float(azs.rhat(post, method=method)["x"].values.max()))
+    return {"chains": chains, "draws": draws, "parameters": parameters, **out}
 
 
 # ====================================================================== the paper's 30 models
@@ -423,7 +448,7 @@ def task_processes_cold(later: int = 0) -> dict:
 
 
 TASKS = {"processes": task_processes, "processes-cold": task_processes_cold, "imports": task_imports, "warm": task_warm, "scaling": task_scaling,
-         "nuts": task_nuts, "grid": task_grid, "judge-mse-slope": task_judge_mse_slope}
+         "nuts": task_nuts, "rhat-floor": task_rhat_floor, "grid": task_grid, "judge-mse-slope": task_judge_mse_slope}
 
 SUITE = [
     {"task": "imports", "quick": True},
