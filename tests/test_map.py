@@ -244,3 +244,32 @@ def test_paper_form_rao_kupper_reproduces_model_8(arena):
     assert br.fit(br.RaoKupper(k_tie=1), arena).nll < paper.nll - 0.002
     with pytest.raises(br.ModelSpecError, match="threshold"):
         br.RaoKupper(threshold="clip")
+
+
+def test_a_non_finite_information_at_the_estimate_is_said_in_words(monkeypatch):
+    """Rao–Kupper k_tie=20 on arena-2024 (Table D.1) ends where tie thresholds of tie-free pairs
+    make a cell's curvature overflow: the fit must say so, not stop with an internal error."""
+    import bayesrank.inference.map as map_module
+
+    state = {"optimised": False}
+    real_information, real_maximise = map_module.information, map_module.maximise
+
+    def maximise(*args, **kwargs):
+        out = real_maximise(*args, **kwargs)
+        state["optimised"] = True
+        return out
+
+    def information(bound, theta, kind="observed", **kwargs):
+        out = real_information(bound, theta, kind, **kwargs)
+        if state["optimised"] and kind == "observed" and not kwargs.get("diagonal"):
+            out = out.copy()
+            out[0, 0] = np.nan
+        return out
+
+    monkeypatch.setattr(map_module, "maximise", maximise)
+    monkeypatch.setattr(map_module, "information", information)
+    fit = br.fit(br.Davidson(k_tie=0), br.load("mtbench-judges"))
+    assert fit.diagnostics["converged"] is False
+    assert any("not finite at the estimate" in w for w in fit.warnings)
+    board = fit.leaderboard()
+    assert np.all(np.isnan(board["se"])) and np.all(np.isfinite(board["score"]))

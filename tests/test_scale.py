@@ -269,3 +269,24 @@ def test_thousands_of_items_store_no_dense_item_by_item_array():
     assert fit.tree["estimate"].attrs["covariance_stored"] == 0
     board = fit.leaderboard()
     assert board["rank_lower"].notna().all() and np.all(np.isfinite(board["lower"]))
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_extreme_eigenvalues_survive_an_arpack_breakdown(monkeypatch, overwrite):
+    """ARPACK broke down ('could not build an Arnoldi factorization') on the nearly singular
+    information of a k_tie = 20 model of Table D.1: the eigenvalues then come from LAPACK."""
+    from bayesrank.inference import information as info_mod
+
+    n = info_mod.DENSE_EIGEN_MAX + 20
+    rng = np.random.default_rng(7)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    spectrum = np.geomspace(1e-11, 3.0, n)
+    A = (Q * spectrum) @ Q.T
+    A = 0.5 * (A + A.T)
+    expected = np.linalg.eigvalsh(A)
+    monkeypatch.setattr(info_mod, "_lanczos_largest", lambda operator: None)
+    smallest, largest, factor = info_mod.extreme_eigenvalues(np.array(A, order="F") if overwrite else A.copy(),
+                                                             overwrite=overwrite)
+    assert factor is not None
+    np.testing.assert_allclose(largest, expected[-1], rtol=1e-10)
+    np.testing.assert_allclose(smallest, expected[0], rtol=1e-3)

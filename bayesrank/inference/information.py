@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, lapack
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.linalg import cho_factor, eigh, lapack
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
@@ -55,9 +55,14 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
     ``overwrite`` beyond :data:`DENSE_EIGEN_MAX` coordinates the factor is made in ``info``'s
     memory (which is lost)."""
     large = info.shape[0] > DENSE_EIGEN_MAX
+    n = info.shape[0]
     # Lanczos on the matrix and on its inverse, applied by two triangular solves with the factor:
     # O(n²) a step instead of the O(n³) of a full eigendecomposition or of forming the inverse
-    largest = float(eigsh(info, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0]) if large else None
+    largest = None
+    if large:
+        largest = _lanczos_largest(info)
+        if largest is None:  # ARPACK broke down: one dense eigenvalue instead
+            largest = float(eigh(info, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
     try:
         factor = cho_factor(info, check_finite=False, overwrite_a=overwrite and large)
     except np.linalg.LinAlgError:
@@ -67,12 +72,27 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
     if factor is None or not large:
         w = np.linalg.eigvalsh(info)
         return float(w[0]), float(w[-1]), factor
-    n = info.shape[0]
     c, lower = factor  # LAPACK's potrs on the factor's memory (cho_solve copied it on every call)
     c, lower = (c, lower) if c.flags.f_contiguous else (c.T, not lower)
     inverse = LinearOperator((n, n), matvec=lambda x: lapack.dpotrs(c, x, lower=lower)[0], dtype=float)
-    smallest = 1.0 / float(eigsh(inverse, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    largest_inverse = _lanczos_largest(inverse)
+    if largest_inverse is not None:
+        return 1.0 / largest_inverse, largest, factor
+    # ARPACK broke down (it does on a nearly singular information, ill-conditioned beyond 1e12):
+    # the matrix again from its factor, and its smallest eigenvalue by LAPACK
+    triangle = np.triu(c) if not lower else np.tril(c)
+    rebuilt = triangle.T @ triangle if not lower else triangle @ triangle.T
+    smallest = float(eigh(rebuilt, eigvals_only=True, subset_by_index=[0, 0], overwrite_a=True)[0])
     return smallest, largest, factor
+
+
+def _lanczos_largest(operator) -> float | None:
+    """The largest eigenvalue of a symmetric matrix or operator by Lanczos (ARPACK), or None when
+    ARPACK breaks down or does not converge."""
+    try:
+        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    except ArpackError:  # ArpackNoConvergence is one
+        return None
 
 
 def cholesky_inverse(factor: tuple) -> np.ndarray:

@@ -190,7 +190,13 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     # memory (which nothing else needs then): one n × n array at a time
     factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
                 and chart is None)
-    if factored:
+    # an information with non-finite entries: the estimate sits where a cell's curvature
+    # overflows (a tie threshold run out to where its tie probability underflows to zero)
+    finite_information = bool(np.all(np.isfinite(observed)))
+    if not finite_information:
+        eig_min, eig_max, factor = float("nan"), float("nan"), None
+        observed = None if factored else observed
+    elif factored:
         observed /= n
         eig_min, eig_max, factor = extreme_eigenvalues(observed, overwrite=True)
         observed = None
@@ -206,7 +212,13 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     cov = np.full((structure.n_free, structure.n_free), np.nan) if not factored else None
     cov_factor = None  # F with F Fᵀ = Cov(θ̂), on the large-model path
     converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
-    if not identified:
+    if not finite_information:
+        notes.append(
+            "the observed information is not finite at the estimate (some cells' curvature overflows: "
+            "typically tie thresholds of pairs without ties run out until their tie probability underflows), "
+            "so Wald intervals are not available; use method='nuts' (proper priors) or fewer tie factors."
+        )
+    elif not identified:
         if mle_exists:
             notes.append(
                 f"the observed information is singular (smallest eigenvalue {eig_min:.2e} per comparison): "
