@@ -343,8 +343,9 @@ def task_rhat_floor(chains: int = 2, draws: int = 1000, parameters: int = 387, r
     out = {"max_rhat": [], "max_rhat_split": [], "max_rhat_folded": [], "min_ess_tail": []}
     for _ in range(replicates):
         post = xr.Dataset({"x": (("chain", "draw", "k"), rng.standard_normal((chains, draws, parameters)))})
-        out["max_rhat"].append(float(az.summary(post, kind="diagnostics")["r_hat"].max()))
-        out["min_ess_tail"].append(float(az.summary(post, kind="diagnostics")["ess_tail"].min()))
+        summ = az.summary(post, kind="diagnostics")
+        out["max_rhat"].append(float(summ["r_hat"].max()))
+        out["min_ess_tail"].append(float(summ["ess_tail"].min()))
         for method in ("split", "folded"):
             out[f"max_rhat_{method}"].append(float(azs.rhat(post, method=method)["x"].values.max()))
     return {"chains": chains, "draws": draws, "parameters": parameters, **out}

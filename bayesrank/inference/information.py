@@ -80,8 +80,8 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
         return 1.0 / largest_inverse, largest, factor
     # ARPACK broke down (it does on a nearly singular information, ill-conditioned beyond 1e12):
     # the matrix again from its factor, and its smallest eigenvalue by LAPACK
-    triangle = np.triu(c) if not lower else np.tril(c)
-    rebuilt = triangle.T @ triangle if not lower else triangle @ triangle.T
+    L = np.tril(c) if lower else np.triu(c).T  # A = L Lᵀ
+    rebuilt = L @ L.T
     smallest = float(eigh(rebuilt, eigvals_only=True, subset_by_index=[0, 0], overwrite_a=True)[0])
     return smallest, largest, factor
 
