@@ -24,6 +24,11 @@ Tasks
 ``parquet``    the same records as Parquet (target: within 2×).
 ``parquet_1e8`` 10⁸ synthetic records (the same pair and outcome frequencies) from Parquet:
                bayesrank.load's peak memory (target ≤ 2 GB) and time, DuckDB's GROUP BY beside it.
+``cli_battles`` the whole process ``bayesrank fit battles.csv --model bt`` (load, aggregate, fit
+               with sandwich intervals, JSON) against evalica's whole process on the same CSV: read
+               it (pandas, as evalica's documentation does, and Polars), leave out the both-bad ties
+               as bayesrank does by default, ``evalica.bradley_terry`` with ties as halves (its
+               defaults). Target: faster than evalica's whole process.
 ``cli_2000``   ``bayesrank fit`` of 2,000 items (21,984 pairs, 2.2M comparisons; BT) printing a
                leaderboard with rank intervals: peak memory (target < 1 GB).
 """
@@ -248,13 +253,74 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "rows": len(rows),
             "peak_mib": statistics.median(r["peak_mib"] for r in runs)}
 
 
-TASKS = {"csv": task_csv, "parquet": task_parquet, "parquet_1e8": task_parquet_1e8, "cli_2000": task_cli_2000}
+#: evalica's whole process on the battles CSV: read, drop the both-bad ties, BT with ties as halves.
+EVALICA = """
+import json, resource, sys, time
+import numpy as np
+import evalica
+reader = {reader!r}
+if reader == "pandas":
+    import pandas as pd
+    df = pd.read_csv({path!r})
+    df = df[df["winner"] != "tie (bothbad)"]
+    a, b, w = df["model_a"], df["model_b"], df["winner"]
+else:
+    import polars as pl
+    df = pl.read_csv({path!r}).filter(pl.col("winner") != "tie (bothbad)")
+    a, b, w = df["model_a"].to_list(), df["model_b"].to_list(), df["winner"].to_list()
+outcome = {{"model_a": evalica.Winner.X, "model_b": evalica.Winner.Y, "tie": evalica.Winner.Draw}}
+winners = [outcome[x] for x in w]
+res = evalica.bradley_terry(a, b, winners)
+scores = np.log(res.scores)
+print(json.dumps({{"scores": {{str(k): float(v) for k, v in scores.items()}},
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+#: bayesrank's whole process on the same CSV (the CLI, JSON output).
+OURS_CLI = """
+import json, resource, subprocess, sys
+p = subprocess.run([sys.executable, "-m", "bayesrank.cli", "fit", {path!r}, "--model", "bt", "--format", "json"],
+                   capture_output=True, text=True)
+assert p.returncode == 0, p.stderr
+fit = json.loads(p.stdout)
+print(json.dumps({{"scores": {{row["name"]: row["score"] for row in fit["items"]}}, "converged": fit["converged"],
+                  "interval_method": fit["interval_method"], "comparisons": fit["n_comparisons"],
+                  "peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}}))
+"""
+
+
+def task_cli_battles(repeats: int = REPEATS) -> dict:
+    """Whole processes on the 1.67M-row battles CSV: ``bayesrank fit --model bt`` against evalica
+    (pandas and Polars readers), interleaved; also how far apart the two sets of scores are."""
+    import numpy as np
+
+    path = str(made("battles_csv"))
+    runs = {"bayesrank": [], "evalica_pandas": [], "evalica_polars": []}
+    for _ in range(repeats):
+        runs["bayesrank"].append(child(OURS_CLI.format(path=path)))
+        for reader in ("pandas", "polars"):
+            runs[f"evalica_{reader}"].append(child(EVALICA.format(path=path, reader=reader)))
+    ours = runs["bayesrank"][-1]["scores"]
+    names = sorted(ours)
+    mine = np.array([ours[k] for k in names])
+    theirs = np.array([runs["evalica_pandas"][-1]["scores"][k] for k in names])
+    gap = float(np.max(np.abs((mine - mine.mean()) - (theirs - theirs.mean()))))
+    med = {name: statistics.median(r["wall_seconds"] for r in rs) for name, rs in runs.items()}
+    return {"task": "cli_battles", "input": "synthetic 1.67M-row battles CSV, whole processes", "repeats": repeats,
+            "seconds": med, "peak_mib": {name: statistics.median(r["peak_mib"] for r in rs) for name, rs in runs.items()},
+            "ratio_pandas": med["bayesrank"] / med["evalica_pandas"], "ratio_polars": med["bayesrank"] / med["evalica_polars"],
+            "comparisons": runs["bayesrank"][-1]["comparisons"], "converged": runs["bayesrank"][-1]["converged"],
+            "interval_method": runs["bayesrank"][-1]["interval_method"], "max_abs_score_difference": gap}
+
+
+TASKS = {"csv": task_csv, "parquet": task_parquet, "parquet_1e8": task_parquet_1e8, "cli_battles": task_cli_battles,
+         "cli_2000": task_cli_2000}
 
 #: ``--quick``: everything but the 10⁸ records (whose input alone takes minutes to write).
 SUITE = [
     {"task": "csv", "args": {"repeats": 3}, "timeout": 1800, "quick": True},
     {"task": "parquet", "args": {"repeats": 3}, "timeout": 1800, "quick": True},
     {"task": "parquet_1e8", "args": {"repeats": 1}, "timeout": 7200},
+    {"task": "cli_battles", "args": {"repeats": 3}, "timeout": 1800, "quick": True},
     {"task": "cli_2000", "args": {"repeats": 3}, "timeout": 3600, "quick": True},
 ]
 
@@ -279,10 +345,20 @@ def report(results: dict) -> list[str]:
 def table(results: list[dict]) -> str:
     lines = ["## Data layer benchmarks (bench/tasks_data.py)", "",
              "Medians of interleaved repeats, each in a fresh process; peak = maximum resident set size of that "
-             "process (interpreter and imports included). The 1.67M-row log is synthetic (see the module docstring).",
+             "process (interpreter and imports included). The 1.67M-row log is synthetic (see the module docstring). "
+             "DuckDB runs on its default threads (every core) in bayesrank's aggregation and in the peer alike; the "
+             "other libraries' threads are pinned to one (bench/README.md).",
              "", "| task | input | bayesrank | DuckDB GROUP BY | ratio | bayesrank peak | DuckDB peak |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
+        if r["task"] == "cli_battles":
+            sec, peak = r["seconds"], r["peak_mib"]
+            lines.append(f"| cli_battles | {r['input']}: `bayesrank fit CSV --model bt` ({r['interval_method']} intervals) "
+                         f"against evalica (pandas / Polars reader) | {sec['bayesrank']:.2f} s | evalica "
+                         f"{sec['evalica_pandas']:.2f} s / {sec['evalica_polars']:.2f} s | "
+                         f"{r['ratio_pandas']:.2f}× / {r['ratio_polars']:.2f}× | {peak['bayesrank']:.0f} MiB | evalica "
+                         f"{peak['evalica_pandas']:.0f} / {peak['evalica_polars']:.0f} MiB |")
+            continue
         if r["task"] == "cli_2000":
             lines.append(f"| cli_2000 | {r['input']} ({r['rows']} rows printed) | {r['seconds']:.1f} s (whole process) | "
                          f"— | — | {r['peak_mib']:.0f} MiB | — |")
@@ -290,7 +366,9 @@ def table(results: list[dict]) -> str:
         lines.append(f"| {r['task']} | {r['input']} ({r['rows']:,} records → {r['cells']:,} cells) | "
                      f"{r['bayesrank_seconds']:.2f} s | {r['duckdb_seconds']:.2f} s | {r['ratio']:.2f}× | "
                      f"{r['bayesrank_peak_mib']:.0f} MiB | {r['duckdb_peak_mib']:.0f} MiB |")
-    lines += ["", f"Machine: {os.cpu_count()} cores; Python {sys.version.split()[0]}."]
+    loads = ", ".join(f"{r['task']} {r['load_average'][0]:.1f}" for r in results if r.get("load_average"))
+    lines += ["", f"Machine: {os.cpu_count()} cores; Python {sys.version.split()[0]}; load average (1 min) when each "
+              f"task finished: {loads}."]
     return "\n".join(lines) + "\n"
 
 
