@@ -40,6 +40,9 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 #: How a framework field is spelled on the command line when not ``--<field-with-dashes>``.
 FLAGS = {"threshold": "--tie-threshold"}
+#: ``--sampler`` choices: :data:`bayesrank.inference.nuts.SAMPLERS`, spelled out here because
+#: ``--help`` must not import the inference layer (PyTensor); a test keeps the two equal.
+SAMPLERS = ("nutpie", "pymc", "numpyro", "hmc")
 #: Files written by ``--out DIR``.
 OUTPUTS = ("fit.nc", "summary.json", "leaderboard.csv")
 
@@ -182,8 +185,9 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--chains", type=int, default=4, help="NUTS: chains")
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
-    fit.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"),
-                     help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU)")
+    fit.add_argument("--sampler", default=None, choices=SAMPLERS,
+                     help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
+                          "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show NUTS progress (default: when stderr is a terminal)")
     fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
@@ -240,7 +244,7 @@ def _add_select_rank_args(sel) -> None:
     sel.add_argument("--draws", type=int, default=1000, help="loo: NUTS draws per chain")
     sel.add_argument("--tune", type=int, default=1000, help="loo: NUTS tuning steps per chain")
     sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
-    sel.add_argument("--sampler", default=None, choices=("nutpie", "pymc", "numpyro"), help="loo: NUTS implementation")
+    sel.add_argument("--sampler", default=None, choices=SAMPLERS, help="loo: sampler (as for fit)")
     sel.add_argument("--format", default="table", choices=("table", "json"))
 
 

@@ -1,5 +1,6 @@
 """Posterior sampling with NUTS (nutpie when installed — PyMC's own choice — PyMC's sampler, or
-numpyro on JAX), returning the DataTree shape of :mod:`bayesrank.inference.tree`.
+numpyro on JAX), or with quarter-period HMC on the whitened coordinates
+(:mod:`bayesrank.inference.hmc`), returning the DataTree shape of :mod:`bayesrank.inference.tree`.
 
 The model is the framework's with its weakly informative priors
 (:class:`~bayesrank.model.framework.Priors`). After sampling, the pointwise log-likelihood
@@ -20,6 +21,7 @@ import xarray as xr
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
+from bayesrank.inference import hmc
 from bayesrank.inference.compiled import cell_arrays, compiled
 from bayesrank.inference.tree import assemble
 from bayesrank.inference.whiten import Whitening, posterior_of, whitened_model, whitening
@@ -33,9 +35,10 @@ pm = lazy_module("pymc")
 #: Thresholds of a trustworthy posterior (Vehtari et al. 2021).
 RHAT_MAX, ESS_MIN = 1.01, 400
 
-#: NUTS implementations. blackjax is left out: blackjax 1.7 does not run under PyMC 6.4's
-#: integration (its kernel rejects PyMC's ``progress_bar`` argument).
-SAMPLERS = ("nutpie", "pymc", "numpyro")
+#: Samplers: the NUTS implementations, and ``"hmc"`` (:mod:`bayesrank.inference.hmc`, whitened
+#: models only). blackjax is left out: blackjax 1.7 does not run under PyMC 6.4's integration
+#: (its kernel rejects PyMC's ``progress_bar`` argument).
+SAMPLERS = ("nutpie", "pymc", "numpyro", "hmc")
 #: Posterior draws per batch when outcome probabilities are averaged over the posterior.
 DRAW_CHUNK = 64
 
@@ -68,9 +71,13 @@ def fit_nuts(
         Non-negative seed.
     target_accept : float
         NUTS target acceptance rate (raise towards 0.99 on divergences).
-    sampler : {"nutpie", "pymc", "numpyro"}, optional
+    sampler : {"nutpie", "pymc", "numpyro", "hmc"}, optional
         NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
-        runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``.
+        runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``. ``"hmc"``:
+        Hamiltonian Monte Carlo with a fixed integration time of π/2 in the whitened
+        coordinates (:mod:`bayesrank.inference.hmc`; JAX, and ``whiten`` must apply): nearly
+        independent draws of a near-normal posterior, where NUTS's draws of the scale are
+        correlated.
     progressbar : bool, optional
         Show the sampler's progress; default: when standard error is a terminal.
     whiten : bool
@@ -102,21 +109,33 @@ def fit_nuts(
         progressbar = sys.stderr.isatty()
     t0 = time.perf_counter()
     white = whitening(framework, data, model) if whiten else Whitening(None, None, "whiten=False")
+    if sampler == "hmc" and white.theta is None:
+        raise ModelSpecError(
+            f"sampler='hmc' integrates a quarter period of the whitened coordinates, where the posterior is close "
+            f"to a standard normal; {framework.label} is sampled in its own coordinates here ({white.reason}). "
+            "Use a NUTS sampler ('nutpie', 'pymc' or 'numpyro')."
+        )
     sampled = model if white.theta is None else whitened_model(model, white)
     map_seconds = time.perf_counter() - t0
-    with sampled:
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=random_seed,
-            target_accept=target_accept,
-            nuts_sampler=sampler,
-            progressbar=progressbar,
-            compute_convergence_checks=False,
-            **_backend_kwargs(sampler),
-        )
+    if sampler == "hmc":
+        idata = hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
+                           random_seed=random_seed, target_accept=target_accept, progressbar=progressbar)
+    else:
+        if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
+            hmc.parallel_devices(chains)
+        with sampled:
+            idata = pm.sample(
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                cores=cores,
+                random_seed=random_seed,
+                target_accept=target_accept,
+                nuts_sampler=sampler,
+                progressbar=progressbar,
+                compute_convergence_checks=False,
+                **_backend_kwargs(sampler),
+            )
     if white.theta is not None:
         idata["posterior"] = posterior_of(idata["posterior"].to_dataset(), white, framework, prepared, model)
     pm.compute_log_likelihood(idata, model=model, progressbar=False)
@@ -203,10 +222,10 @@ def _check_sampler(sampler: str | None) -> str:
         raise ModelSpecError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}.")
     if sampler is None:  # PyMC's own default: nutpie when installed
         sampler = "nutpie" if find_spec("nutpie") else "pymc"
-    needs = {"nutpie": ["nutpie"], "numpyro": ["jax", "numpyro"]}
+    needs = {"nutpie": ["nutpie"], "numpyro": ["jax", "numpyro"], "hmc": ["jax", "numpyro"]}
     missing = [pkg for pkg in needs.get(sampler, []) if find_spec(pkg) is None]
     if missing:
-        extra = "jax" if sampler == "numpyro" else sampler
+        extra = "jax" if sampler in ("numpyro", "hmc") else sampler
         raise ModelSpecError(
             f"sampler {sampler!r} needs {', '.join(missing)}, which is not installed: "
             f"pip install 'bayesrank[{extra}]' (or choose sampler='pymc')."
