@@ -23,9 +23,10 @@ alternates ours and each peer; across processes run.py alternates the variants.
 
 Threads are pinned the same way for every tool: :data:`THREAD_ENV` is set in the environment
 of every benchmark process before any library loads, so NumPy/SciPy (OpenBLAS), numba,
-Polars, JAX/XLA and leaderbot all run on one thread; DuckDB has no such variable, so tasks
-pass ``DUCKDB_THREADS`` to ``duckdb.connect(config={"threads": ...})``. Samplers still run
-their chains in parallel (one chain per core), which is what a user gets.
+Polars, JAX/XLA and leaderbot all run on one thread; DuckDB has no such variable and keeps its
+default (every core) on both sides of the data benchmarks, bayesrank's aggregation (DuckDB) and
+the DuckDB peer. Samplers still run their chains in parallel (one chain per core), which is what
+a user gets.
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ THREAD_ENV = {
     "NUMBA_NUM_THREADS": "1",
     "POLARS_MAX_THREADS": "1",
     "RAYON_NUM_THREADS": "1",
-    "DUCKDB_THREADS": "1",
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
 }
 
