@@ -385,6 +385,13 @@ ROW_CHUNK = 512
 UNIT_STEPS = 256
 
 
+def _index(rows: np.ndarray) -> slice | np.ndarray:
+    """``rows`` as a slice when they are consecutive (a view instead of a fancy-indexed copy)."""
+    if rows.size and rows[-1] - rows[0] + 1 == rows.size and np.all(np.diff(rows) == 1):
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
+
+
 @dataclass(frozen=True)
 class SparsePlusRankOne:
     """A dense block of B as S + u vᵀ with S sparse, when it has that shape (the zero-sum scores:
@@ -395,6 +402,19 @@ class SparsePlusRankOne:
     S: sp.csr_matrix | np.ndarray
     u: np.ndarray | None = None
     v: np.ndarray | None = None
+
+    @cached_property
+    def picks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rows, weights)`` when S is a scaled selection — one entry per column, at distinct rows,
+        S[rows[j], j] = weights[j] (the zero-sum scores: the identity on all items but the last) —,
+        else None. Products with S are then indexing: a dense information pulled back through B
+        costs O(size²) (:meth:`sandwich`), not two O(size³) products."""
+        if not sp.issparse(self.S):
+            return None
+        S = sp.csc_matrix(self.S)
+        if S.nnz != S.shape[1] or np.any(np.diff(S.indptr) != 1) or np.unique(S.indices).size != S.nnz:
+            return None
+        return S.indices.copy(), S.data.copy()
 
     @classmethod
     def of(cls, B: np.ndarray) -> SparsePlusRankOne:
@@ -413,6 +433,8 @@ class SparsePlusRankOne:
     def sandwich(self, H, other: SparsePlusRankOne, into: np.ndarray | None = None) -> np.ndarray:
         """selfᵀ H other as a dense array (H sparse or dense); with ``into`` (a 2-D view of the
         right shape) added to it in place, without an n × n temporary."""
+        if self.picks is not None and other.picks is not None and not sp.issparse(H):
+            return self._selection_sandwich(np.asarray(H), other, into)
         out = self.S.T @ (H @ other.S)
         if into is not None and sp.issparse(out):
             out = out.tocoo()
@@ -435,6 +457,27 @@ class SparsePlusRankOne:
             left, right = np.column_stack(left), np.vstack(right)
             for first in range(0, out.shape[0], ROW_CHUNK):   # no n × n temporary
                 out[first:first + ROW_CHUNK] += left[first:first + ROW_CHUNK] @ right
+        return out
+
+    def _selection_sandwich(self, H: np.ndarray, other: SparsePlusRankOne, into: np.ndarray | None) -> np.ndarray:
+        """:meth:`sandwich` of a dense H between two scaled selections plus rank one (:attr:`picks`):
+        (S + u vᵀ)ᵀ H (S' + u' v'ᵀ) = SᵀHS' + Sᵀ(Hu') v'ᵀ + v (uᵀH S') + (uᵀHu') v v'ᵀ, every
+        term read off H by indexing: O(size²)."""
+        (rows, w), (rows_o, w_o) = self.picks, other.picks
+        block = H[_index(rows)][:, _index(rows_o)]
+        if np.any(w != 1.0) or np.any(w_o != 1.0):
+            block = block * np.outer(w, w_o)
+        if into is None:
+            out = np.array(block)
+        else:
+            out = into
+            out += block
+        if other.u is not None:
+            out += np.outer(w * (H @ other.u)[rows], other.v)
+        if self.u is not None:
+            uH = self.u @ H
+            out += np.outer(self.v, w_o * uH[rows_o] + (float(uH @ other.u) * other.v if other.u is not None
+                                                        else 0.0))
         return out
 
     @property
@@ -484,24 +527,37 @@ class SparsePlusRankOne:
             block[:, start:start + chunk.shape[1]] = chunk
         return cls(block)
 
+    def _s_times(self, X: np.ndarray) -> np.ndarray:
+        """S X (a dense array), by indexing for a scaled selection."""
+        if self.picks is None:
+            return np.array(self.S @ X)
+        rows, w = self.picks
+        out = np.zeros((self.S.shape[0], *np.shape(X)[1:]))
+        out[rows] = w.reshape(-1, *([1] * (np.ndim(X) - 1))) * np.asarray(X)
+        return out
+
     def times(self, X: np.ndarray) -> np.ndarray:
         """self X for a dense X (columns: directions): O(non-zeros · columns + size · columns)."""
-        out = np.asarray(self.S @ X)
+        out = self._s_times(X)
         if self.u is not None:
             out = out + np.multiply.outer(self.u, self.v @ X)
         return out
 
     def transpose_times(self, Y: np.ndarray) -> np.ndarray:
         """selfᵀ Y for a dense Y."""
-        out = np.asarray(self.S.T @ Y)
+        if self.picks is not None:
+            rows, w = self.picks
+            out = w.reshape(-1, *([1] * (np.ndim(Y) - 1))) * np.asarray(Y)[rows]
+        else:
+            out = np.asarray(self.S.T @ Y)
         if self.u is not None:
             out = out + np.multiply.outer(self.v, self.u @ Y)
         return out
 
     def congruence(self, C: np.ndarray) -> np.ndarray:
         """self C selfᵀ for a dense symmetric C (the covariance of B x when Cov(x) = C)."""
-        SC = np.asarray(self.S @ C)
-        out = np.array(self.S @ SC.T)
+        SC = self._s_times(C)
+        out = self._s_times(SC.T)
         if self.u is not None:
             w = SC @ self.v + 0.5 * float(self.v @ C @ self.v) * self.u   # S C v + ½ (vᵀ C v) u
             out += np.column_stack([w, self.u]) @ np.vstack([self.u, w])
@@ -509,7 +565,10 @@ class SparsePlusRankOne:
 
     def diagonal_sandwich(self, H, other: SparsePlusRankOne, at_self: np.ndarray, at_other: np.ndarray
                           ) -> np.ndarray:
-        """The entries (at_self[k], at_other[k]) of selfᵀ H other, without forming it."""
+        """The entries (at_self[k], at_other[k]) of selfᵀ H other, without forming it (formed, in
+        O(size²), for a dense H between scaled selections)."""
+        if self.picks is not None and other.picks is not None and not sp.issparse(H):
+            return self._selection_sandwich(np.asarray(H), other, None)[at_self, at_other]
         HS = H @ other.S
         S_i = self.S[:, at_self]
         HS_j = HS[:, at_other]
@@ -622,7 +681,8 @@ class NaturalMap:
                 block = np.zeros((sizes[n], cols.size))
                 for first, chunk in columns(cols, rows_n):
                     block[:, first:first + chunk.shape[1]] = chunk
-                block = SparsePlusRankOne(block)
+                structured = SparsePlusRankOne.of(block)  # a scaled selection plus rank one: indexing
+                block = structured if structured.picks is not None else SparsePlusRankOne(block)
             else:
                 block = SparsePlusRankOne.of_columns(lambda cols=cols, rows_n=rows_n: columns(cols, rows_n),
                                                      sizes[n], cols.size)

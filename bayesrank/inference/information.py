@@ -313,6 +313,10 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
 def symmetrised(out: np.ndarray) -> np.ndarray:
     """(A + Aᵀ) / 2 in A's memory, a pair of row blocks at a time (no n × n temporary)."""
     n = out.shape[0]
+    if n <= ROW_CHUNK:  # one block: numpy buffers the overlapping transpose itself
+        out += out.T
+        out *= 0.5
+        return out
     for i in range(0, n, ROW_CHUNK):
         for j in range(i, n, ROW_CHUNK):
             average = 0.5 * (out[i:i + ROW_CHUNK, j:j + ROW_CHUNK] + out[j:j + ROW_CHUNK, i:i + ROW_CHUNK].T)
