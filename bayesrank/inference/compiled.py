@@ -31,6 +31,7 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference import backend
 from bayesrank.inference.kernels import link_kernel, predictor_kernel
 from bayesrank.model.framework import CELL_DATA, Framework
+from bayesrank.model.links import LOG_CONCAVE
 
 #: Structures kept compiled at once (least recently used dropped first).
 CACHE_SIZE = 32
@@ -265,6 +266,14 @@ class Structure:
     @cached_property
     def predictors(self) -> dict:
         return self.framework.predictors(self._template_data)
+
+    @cached_property
+    def concave(self) -> bool:
+        """The log-likelihood (flat priors) is concave in θ: the link is log-concave
+        (:data:`~bayesrank.model.links.LOG_CONCAVE`), every predictor is linear in the natural
+        variables and those are affine in θ (no positive variable entering through exp)."""
+        return (self.framework.link in LOG_CONCAVE and all(p.linear for p in self.predictors.values())
+                and not self.natural.exp_columns.any())
 
     @cached_property
     def constants(self) -> dict[str, np.ndarray]:

@@ -38,6 +38,7 @@ DESCRIPTIONS = {
                 "per-comparison scores (robust to misspecification and pseudo-likelihoods)",
     "bootstrap": "multinomial bootstrap of the comparisons, each replicate refitted from the MLE "
                  "(percentile intervals)",
+    "none": "none: point estimates only (intervals='none')",
 }
 #: A bootstrap replicate counts as converged below this largest gradient entry per comparison.
 BOOTSTRAP_TOL = 1e-8

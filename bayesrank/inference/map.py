@@ -16,8 +16,12 @@ a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
 Three interval methods (``intervals=``): ``"wald"`` (the inverse information above),
 ``"sandwich"`` and ``"bootstrap"`` (:mod:`~bayesrank.inference.intervals`, per comparison).
 The default is the framework's: the sandwich where the likelihood is a pseudo-likelihood
-(ties counted as halves) or the pairs are reweighted, Wald otherwise. With ``reweight=True``
-every pair of items is weighted by the inverse of its number of comparisons
+(ties counted as halves) or the pairs are reweighted, Wald otherwise. ``intervals="none"``
+gives point estimates only: the MLE with every diagnostic (the information's smallest
+eigenvalue, existence, convergence), but no covariance, no standard errors and no
+``posterior`` group of draws (``estimate.attrs["interval"] = "none"``; the results layer then
+makes leaderboards without interval columns and refuses what needs draws, in words). With
+``reweight=True`` every pair of items is weighted by the inverse of its number of comparisons
 (:mod:`bayesrank.data.weights`, the Chatbot Arena option).
 """
 
@@ -57,6 +61,8 @@ SINGULAR = 1e-12
 #: of :meth:`Framework.covariances` (``attrs["covariance_stored"] = 0``; 10,000 items would
 #: store 800 MB each). The results layer then takes contrasts from the asymptotic-normal draws.
 DENSE_COVARIANCE_MAX = 1000
+#: How each interval method makes an interval (``estimate.attrs["interval"]``; Wald otherwise).
+INTERVAL_KIND = {"bootstrap": "quantile", "none": "none"}
 #: How each information matrix is described in the fit.
 COVARIANCE = {
     "observed": "inverse observed information (exact Hessian)",
@@ -99,9 +105,10 @@ def fit_map(
         Information matrix inverted for the covariance (default: the framework's
         ``default_information`` — observed for the paired models, the plug-in expected
         information with the empirical design for the judge-aware models, as in their paper).
-    intervals : {"wald", "sandwich", "bootstrap"}, optional
+    intervals : {"wald", "sandwich", "bootstrap", "none"}, optional
         How the uncertainty is computed (module docstring); default: the framework's
-        ``default_intervals`` (``"sandwich"`` with ``reweight``).
+        ``default_intervals`` (``"sandwich"`` with ``reweight``). ``"none"``: point estimates
+        and diagnostics only — no standard errors, covariances or draws.
     n_boot : int
         Bootstrap replicates.
     reweight : bool
@@ -150,6 +157,10 @@ def _threads() -> ThreadpoolController:
 def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight):
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
     prepared = framework.prepare(data)
+    if intervals == "none" and framework.n_gauge(prepared):
+        # its identification checks (Framework.findings) read the asymptotic-normal draws
+        raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
+                             "with a continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
     weights = inverse_pair_count(prepared) if reweight else None
     if weights is not None:
         prepared = reweighted(prepared, weights)
@@ -177,7 +188,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
                                 canonical=canonical, gauge=gauge,
-                                information_product=lambda th: information_operator(bound, th, "observed"))
+                                information_product=lambda th: information_operator(bound, th, "observed"),
+                                concave=structure.concave)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):
@@ -225,7 +237,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                 "some parameters are not identified by these data, so Wald intervals are not available; "
                 "use method='nuts' (proper priors) or a simpler model."
             )
-    elif mle_exists:  # no MLE: nothing to invert (and the information may be singular there)
+    elif mle_exists and intervals != "none":  # no MLE: nothing to invert (the information may be singular)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
             if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
@@ -267,7 +279,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                          "estimate does not exist or was not reached; the intervals come from the other "
                          f"{n_boot - boot['n_failed']}.")
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
-    if cov_factor is not None:
+    if intervals == "none":  # point estimates only: no uncertainty, no draws
+        se, cross, sample = {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}
+    elif cov_factor is not None:
         se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
         sample = asymptotics.draws(structure, theta, cov_factor, n_draws, rng, upper=True)
     elif mle_exists and cov is not None and np.all(np.isfinite(cov)):
@@ -290,8 +304,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     if found is not None:
         notes += found.warnings
         for name in found.hidden:  # not identified by these data: never reported as a number
-            values[name], se[name], sample[name] = (np.full(np.shape(x), np.nan) for x in
-                                                    (values[name], se[name], sample[name]))
+            for part in (values, se, sample):
+                if name in part:
+                    part[name] = np.full(np.shape(part[name]), np.nan)
             if name in cross:
                 cross[name] = np.full(np.shape(cross[name]), np.nan)
     if not mle_exists:  # never report an optimiser-path point as an estimate, nor its likelihood
@@ -304,23 +319,23 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     estimate = xr.Dataset(
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
-            **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values},
+            **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values if name in se},
             **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()
-               if not factored},
+               if name in cross and not factored},
             "theta": ("free", theta),
-            **({"theta_cov": (("free", "free_"), cov)} if not factored else {}),
+            **({"theta_cov": (("free", "free_"), cov)} if not factored and intervals != "none" else {}),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
         coords={**{k: v for k, v in coords.items() if any(k in d for d in dims.values()) or k == "item"},
                 "item_": list(prepared.items), "outcome": list(OUTCOMES), "cell": np.arange(prepared.n_cells)},
-        attrs={"interval": "quantile" if intervals == "bootstrap" else "wald", "interval_method": intervals,
+        attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals,
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
-               "covariance_stored": int(not factored)},
+               "covariance_stored": int(not factored and intervals != "none")},
     )
-    posterior = xr.Dataset(
+    posterior = None if intervals == "none" else xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
         coords={"chain": [0], "draw": np.arange(n_draws),
                 **{k: v for k, v in coords.items() if any(k in d for d in dims.values())}},

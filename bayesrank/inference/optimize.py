@@ -1,5 +1,9 @@
 """The one optimiser of the package: maximise a log-likelihood with its gradient and exact Hessian.
 
+0. A log-likelihood known to be concave (``concave=True``: Bradley–Terry, Davidson) goes to
+   Newton's method (2.) from the start: a few exact steps, where phase 1 spends a dozen
+   gradient evaluations before Newton's method finishes anyway; the phases below follow only
+   if it does not converge.
 1. L-BFGS-B in coordinates scaled by √diag(information / n) at the start (items with 1k and
    130k comparisons differ 10× in curvature; the scaling cuts the iterations by an order of
    magnitude on the arena data), until the largest gradient entry is below
@@ -90,6 +94,7 @@ def maximise(
     gauge: Callable[[np.ndarray], np.ndarray] | None = None,
     start_hessian: Callable[[np.ndarray], np.ndarray] | None = None,
     information_product: Callable[[np.ndarray], tuple[Callable, np.ndarray]] | None = None,
+    concave: bool = False,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring).
 
@@ -123,6 +128,8 @@ def maximise(
         θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))): from :data:`ITERATIVE_FROM` coordinates on (and
         without ``gauge``), Newton's steps are solved by conjugate gradients on these products,
         and the dense Hessian is built only when they fail.
+    concave : bool
+        The log-likelihood is concave: Newton's method from ``x0`` first (module docstring, 0.).
 
     Returns
     -------
@@ -136,6 +143,12 @@ def maximise(
         theta, newton, done, _ = _newton(logp_dlogp, start_hessian, x0, n, gauge, max_iter=60)
         if done:
             return theta, {"iterations": 0, "newton_iterations": newton, "function_evaluations": 0}
+    if concave:
+        theta, more_newton, done, _ = _newton(logp_dlogp, hessian, x0, n, gauge, product=information_product)
+        newton += more_newton
+        if done:
+            return theta, {"iterations": 0, "newton_iterations": newton, "function_evaluations": 0}
+        x0 = theta  # (never worse than the start: every accepted step gains)
     diag = information_diagonal(x0) if information_diagonal is not None else -np.diag(hessian(x0))
     scale = diagonal_scaling(diag, n)
     evaluations = [0]

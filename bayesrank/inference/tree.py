@@ -4,7 +4,9 @@ Groups
 ------
 ``posterior``
     Draws of every model variable (dims ``chain, draw, …``). NUTS: the posterior. MAP: draws
-    from the asymptotic normal of the MLE pushed through the model (one chain).
+    from the asymptotic normal of the MLE pushed through the model (one chain). Absent from a
+    MAP fit of point estimates only (``intervals="none"``: ``attrs["interval"] = "none"``, and
+    no ``<name>_se`` or covariances in ``estimate``).
 ``estimate``
     Per variable its point value ``<name>`` and uncertainty ``<name>_se`` (MAP: the MLE and
     its delta-method standard error; NUTS: posterior mean and sd); ``cell_log_probs`` (cell ×
@@ -91,11 +93,12 @@ def cell_groups(prepared: Comparisons) -> dict[str, xr.Dataset]:
     return {"observed_data": observed, "constant_data": constant}
 
 
-def assemble(*, framework, data: Comparisons, prepared: Comparisons, method: str, posterior: xr.Dataset,
+def assemble(*, framework, data: Comparisons, prepared: Comparisons, method: str, posterior: xr.Dataset | None,
              estimate: xr.Dataset, n_params: int, diagnostics: dict, warnings: list[str],
              extra: dict | None = None) -> xr.DataTree:
     """Put the groups of a fit together with its attrs (see the module docstring)."""
-    groups = {"posterior": posterior, "estimate": estimate, **cell_groups(prepared), "data": data.to_xarray()}
+    groups = {**({"posterior": posterior} if posterior is not None else {}), "estimate": estimate,
+              **cell_groups(prepared), "data": data.to_xarray()}
     groups.update(extra or {})
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update({

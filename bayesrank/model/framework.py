@@ -47,8 +47,9 @@ AS_OBSERVED = np.eye(3)
 TIES_AS_HALVES = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.0]])
 #: Ties left out (the likelihood of the decisive comparisons).
 TIES_DROPPED = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
-#: Interval methods of a MAP fit (:func:`bayesrank.inference.map.fit_map`).
-INTERVALS = ("wald", "sandwich", "bootstrap")
+#: Interval methods of a MAP fit (:func:`bayesrank.inference.map.fit_map`); ``"none"``: point
+#: estimates only (the MLE and its diagnostics, no covariance and no draws).
+INTERVALS = ("wald", "sandwich", "bootstrap", "none")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,12 @@ RECESSION = {
                        "tie": ((-1.0, 1.0), (1.0, 1.0), (0.0, 1.0))},
 }
 
+#: Links whose every outcome log-probability is concave in the predictors (d, h): Bradley–Terry's
+#: log σ(±d) = −softplus(∓d), and Davidson's affine-minus-logsumexp-of-affine. With predictors
+#: affine in the free coordinates, a cell log-likelihood (non-negative counts times these) is then
+#: concave in them, and Newton's method can start anywhere (:mod:`bayesrank.inference.optimize`).
+LOG_CONCAVE = ("bt", "davidson")
+
 #: floor of the paper-form Rao–Kupper threshold (leaderbot clips |h| at 0.01)
 ABS_FLOOR = 0.01
 
