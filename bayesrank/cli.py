@@ -167,9 +167,10 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--information", default=None, choices=("observed", "expected"),
                      help="MAP intervals from the observed or expected information (default: the model's)")
     fit.add_argument("--n-draws", type=int, default=1000, help="MAP: draws from the asymptotic normal (rank intervals)")
-    fit.add_argument("--intervals", default=None, choices=("wald", "sandwich", "bootstrap"),
+    fit.add_argument("--intervals", default=None, choices=("wald", "sandwich", "bootstrap", "none"),
                      help="MAP intervals: wald (inverse information), sandwich (robust; default for ties as "
-                          "halves and reweighted pairs) or bootstrap (of the comparisons)")
+                          "halves and reweighted pairs), bootstrap (of the comparisons) or none (point "
+                          "estimates only: no se, intervals or rank intervals)")
     fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
     fit.add_argument("--reweight", action="store_true",
                      help="weight every pair by the inverse of its number of comparisons (Chatbot Arena's option)")
@@ -656,7 +657,7 @@ def csv_text(frame, **kwargs) -> str:
 
 #: How each interval method is named in the table's header.
 INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": "bootstrap percentile",
-                  "posterior": "posterior"}
+                  "posterior": "posterior", "none": "no"}
 
 
 def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
@@ -683,9 +684,10 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
         accounting_line(result.data.accounting()),
         ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else
          "score = consensus μ (the judges' average scores, logit scale)" if hja else "score = logit scale")
-        + f", se and {kind}; rank interval from the "
-        + {"bootstrap": "bootstrap replicates", "posterior": "posterior"}.get(result.interval_method,
-                                                                             "asymptotic normal"),
+        + (f", se and {kind}; rank interval from the "
+           + {"bootstrap": "bootstrap replicates", "posterior": "posterior"}.get(result.interval_method,
+                                                                                "asymptotic normal")
+           if result.interval_method != "none" else "; point estimates only (--intervals none): no se or intervals"),
         "",
     ]
     if elo is not None:
@@ -695,6 +697,7 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
             *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
             "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
+    cols = [c for c in cols if c in board]  # (no interval columns without intervals)
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if hja:
         judges = result.judges(level)[["name", "sensitivity", "se", "lower", "upper", "leverage", "relative_leverage"]]

@@ -190,3 +190,64 @@ def test_per_comparison_units_follow_the_outcome_map(ties_data):
     frame = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "x"], "winner": ["tie", "model_a"]})
     half = br.BradleyTerry().prepare(br.load(frame))   # two cells: x shown first, y shown first
     assert half.counts().sum(axis=0).tolist() == [0.5, 1.5, 0.0]
+
+
+# ---------------------------------------------------------------- intervals="none": point estimates only
+@pytest.fixture(scope="module")
+def arena_fits():
+    data = br.load("arena-2024")
+    fw = br.BradleyTerry()
+    return br.fit(fw, data), br.fit(fw, data, intervals="none")
+
+
+def test_point_estimates_only_match_the_default_fit(arena_fits):
+    full, points = arena_fits
+    assert points.converged and full.converged
+    np.testing.assert_allclose(points.scores().to_numpy(), full.scores().to_numpy(), rtol=0, atol=1e-10)
+    assert points.nll == pytest.approx(full.nll, rel=1e-12)
+    assert points.diagnostics["min_information_eigenvalue"] == pytest.approx(
+        full.diagnostics["min_information_eigenvalue"], rel=1e-9)
+    assert points.diagnostics["mle_exists"] and points.interval_method == "none"
+    tree = points.tree
+    assert "posterior" not in tree.children and "posterior" in full.tree.children
+    assert not any(name.endswith(("_se", "_cov")) for name in tree["estimate"].data_vars)
+    assert tree["estimate"].attrs["interval"] == "none"
+
+
+def test_results_without_intervals(arena_fits, tmp_path):
+    full, points = arena_fits
+    board = points.leaderboard(elo=True)
+    assert not {"se", "lower", "upper", "rank_lower", "rank_upper", "elo_lower", "elo_upper"} & set(board)
+    assert list(board["name"]) == list(full.leaderboard()["name"])
+    np.testing.assert_allclose(board["elo"], full.leaderboard(elo=True)["elo"], atol=1e-8)
+    assert list(points.parameters().columns) == ["parameter", "index", "estimate"]
+    items = points.to_json()["items"]
+    assert set(items[0]) == {"name", "rank", "score", "elo"}
+    assert list(points.elo().columns) == ["elo"]
+    for ask in (points.rank_sets, points.rank_distribution, points.top_set):
+        with pytest.raises(br.BayesrankError):
+            ask()
+    with pytest.raises(br.BayesrankError, match="point estimates only .* refit with intervals="):
+        points.differences()
+    loaded = br.Fit.load(points.save(tmp_path / "points.nc"))
+    pd.testing.assert_frame_equal(loaded.leaderboard(), points.leaderboard())
+
+
+def test_cli_point_estimates_only(capsys):
+    from bayesrank.cli import main
+
+    assert main(["fit", "arena-2024", "--model", "bt", "--intervals", "none", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "point estimates only" in out and "rank_lower" not in out
+    assert main(["fit", "arena-2024", "--model", "bt", "--intervals", "none", "--format", "json"]) == 0
+    import json
+
+    got = json.loads(capsys.readouterr().out)
+    assert got["interval"] == "none" and got["converged"] and "se" not in got["items"][0]
+    assert main(["fit", "arena-2024", "--model", "bt", "--intervals", "none", "--rank-sets"]) == 2
+    assert "intervals='none'" in capsys.readouterr().err
+
+
+def test_point_estimates_only_refused_for_a_symmetry():
+    with pytest.raises(br.ModelSpecError, match="continuous symmetry"):
+        br.fit(br.HJA(rank=1), "mtbench-judges", intervals="none")

@@ -18,7 +18,7 @@ import xarray as xr
 from scipy.special import ndtri
 
 from bayesrank.errors import BayesrankError
-from bayesrank.results.estimates import check_level, draws, interval, point, stored_covariance
+from bayesrank.results.estimates import check_level, draws, has_intervals, interval, point, stored_covariance
 from bayesrank.results.io import framework_of
 
 #: 400 / ln 10: Elo points per unit of the logit-scale score.
@@ -66,13 +66,20 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
     Returns
     -------
     DataFrame
-        Indexed by ``name``: ``elo, elo_lower, elo_upper``; ``attrs["scale_note"]`` says what
-        a point means for this framework.
+        Indexed by ``name``: ``elo, elo_lower, elo_upper`` (``elo`` alone for a fit without
+        intervals); ``attrs["scale_note"]`` says what a point means for this framework.
     """
     check_level(level)
     view = view or Elo()
     names = [str(x) for x in tree["constant_data"]["item"].values]
     s = point(tree, "score")
+    if view.anchor is not None and view.anchor not in names:
+        raise BayesrankError(f"unknown anchor {view.anchor!r}; known items: {', '.join(names[:10])}, ….")
+    if not has_intervals(tree):
+        centre = s if view.anchor is None else s - s[names.index(view.anchor)]
+        table = pd.DataFrame({"elo": view.offset + view.scale * centre}, index=pd.Index(names, name="name"))
+        table.attrs["scale_note"] = framework_of(tree).scale_note
+        return table
     if view.anchor is None:
         lower, upper = interval(tree, "score", level)
         centre = s

@@ -4,7 +4,10 @@ MAP and NUTS fits have the same groups; the only difference downstream code need
 interval is made, which the ``estimate`` group states (``attrs["interval"]``): ``"wald"``
 (point ± z·se: the MLE's model-based or sandwich interval) or ``"quantile"`` (equal-tailed, of
 the draws: posterior draws, or bootstrap replicates of the MLE). :func:`interval` is the one
-place that reads it. Which method made the uncertainty is ``attrs["interval_method"]``
+place that reads it. A MAP fit of point estimates only (``intervals="none"``) has
+``"none"`` there, no standard errors and no draws: :func:`has_intervals` says so, and
+:func:`se`, :func:`draws` and :func:`interval` raise :class:`~bayesrank.errors.BayesrankError`
+saying how to refit. Which method made the uncertainty is ``attrs["interval_method"]``
 (:func:`interval_method`), and what the point value is, ``attrs["point"]``
 (:func:`point_kind`: the MLE, or the posterior mean).
 """
@@ -24,13 +27,27 @@ def point(tree: xr.DataTree, name: str) -> np.ndarray:
     return _estimate(tree, name).values
 
 
+#: What a fit of point estimates only answers when asked for uncertainty.
+NO_INTERVALS = ("this fit has point estimates only (fitted with intervals='none'): no standard errors, intervals "
+                "or draws; refit with intervals='wald', 'sandwich' or 'bootstrap' (the default: the model's).")
+
+
+def has_intervals(tree: xr.DataTree) -> bool:
+    """Whether the fit carries uncertainty (False for a MAP fit with ``intervals="none"``)."""
+    return interval_kind(tree) != "none"
+
+
 def se(tree: xr.DataTree, name: str) -> np.ndarray:
     """Delta-method standard error (MAP) or posterior sd (NUTS) of a model variable."""
+    if not has_intervals(tree):
+        raise BayesrankError(NO_INTERVALS)
     return _estimate(tree, f"{name}_se").values
 
 
 def draws(tree: xr.DataTree, name: str) -> np.ndarray:
     """``(draws, *shape)``: posterior draws (NUTS) or draws from the asymptotic normal (MAP)."""
+    if not has_intervals(tree):
+        raise BayesrankError(NO_INTERVALS)
     post = tree["posterior"]
     if name not in post:
         raise BayesrankError(f"the fit has no variable {name!r}.")
@@ -39,7 +56,7 @@ def draws(tree: xr.DataTree, name: str) -> np.ndarray:
 
 
 def interval_kind(tree: xr.DataTree) -> str:
-    """``"wald"`` or ``"quantile"``."""
+    """``"wald"``, ``"quantile"`` or ``"none"`` (point estimates only)."""
     return tree["estimate"].attrs["interval"]
 
 
@@ -56,7 +73,7 @@ def stored_covariance(tree: xr.DataTree, name: str) -> np.ndarray | None:
 
 
 def interval_method(tree: xr.DataTree) -> str:
-    """``"wald"``, ``"sandwich"``, ``"bootstrap"`` (MAP) or ``"posterior"`` (NUTS)."""
+    """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"none"`` (MAP) or ``"posterior"`` (NUTS)."""
     attrs = tree["estimate"].attrs
     return attrs.get("interval_method", "wald" if attrs["interval"] == "wald" else "posterior")
 
@@ -86,8 +103,12 @@ def parameters(tree: xr.DataTree, names, level: float = 0.95) -> pd.DataFrame:
     -------
     DataFrame
         ``parameter, index, estimate, se, lower, upper`` (``se``: standard error for MAP,
-        posterior sd for NUTS).
+        posterior sd for NUTS); ``parameter, index, estimate`` for a fit without intervals.
     """
+    if not has_intervals(tree):
+        rows = [{"parameter": name, "index": k, "estimate": v} for name in names
+                for k, v in enumerate(np.ravel(point(tree, name)))]
+        return pd.DataFrame(rows, columns=["parameter", "index", "estimate"])
     rows = []
     for name in names:
         est, err = np.ravel(point(tree, name)), np.ravel(se(tree, name))

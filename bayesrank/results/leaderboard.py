@@ -13,7 +13,7 @@ import xarray as xr
 from scipy.special import ndtr, ndtri
 
 from bayesrank.results.elo import Elo, elo as elo_view
-from bayesrank.results.estimates import check_level, draws, interval, point, se, stored_covariance
+from bayesrank.results.estimates import check_level, draws, has_intervals, interval, point, se, stored_covariance
 from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
 
@@ -74,9 +74,13 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
         ``rank, name, score, se, lower, upper, rank_lower, rank_upper, n_comparisons``,
         observed rates ``win_rate, tie_rate, loss_rate`` and predicted
         ``pred_win_rate, pred_tie_rate, pred_loss_rate``. For NUTS ``se`` is the posterior
-        standard deviation. Items without an estimate have no rank.
+        standard deviation. Items without an estimate have no rank. A fit without intervals
+        (``intervals="none"``) has no ``se, lower, upper, rank_lower, rank_upper`` columns
+        (nor ``elo_lower, elo_upper``).
     """
     check_level(level)
+    if not has_intervals(tree):
+        return _finish(tree, pd.DataFrame({"name": items(tree), "score": point(tree, "score")}), level, elo)
     alpha = (1 - level) / 2
     lower, upper = interval(tree, "score", level)
     if identified(tree):
@@ -89,6 +93,11 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
         "name": items(tree), "score": point(tree, "score"), "se": se(tree, "score"),
         "lower": lower, "upper": upper, "rank_lower": rank_lower, "rank_upper": rank_upper,
     })
+    return _finish(tree, table, level, elo)
+
+
+def _finish(tree: xr.DataTree, table: pd.DataFrame, level: float, elo: bool | Elo) -> pd.DataFrame:
+    """The leaderboard's Elo ratings, observed and predicted rates, order and ranks."""
     if elo is not False:
         ratings = elo_view(tree, level, elo if isinstance(elo, Elo) else None)
         table = table.join(ratings, on="name")

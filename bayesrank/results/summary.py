@@ -53,12 +53,14 @@ def summary(tree: xr.DataTree) -> dict:
 
 def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> dict:
     """The CLI contract: :func:`summary` plus ``items`` (best first, with Elo ratings on the
-    scale of ``elo``, described by ``elo_scale``) and, for judge-aware fits, ``judges``; HJA
+    scale of ``elo``, described by ``elo_scale``; only ``name, rank, score, elo`` for a fit of
+    point estimates, ``intervals="none"``) and, for judge-aware fits, ``judges``; HJA
     fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a ``disagreement`` summary
     (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
     elo = elo or Elo()
     board = leaderboard(tree, level, elo)
-    items = [dict(row) for row in board[list(ITEM_FIELDS)].to_dict("records")]
+    # a fit without intervals (intervals="none") has no se / interval / rank-interval fields
+    items = [dict(row) for row in board[[f for f in ITEM_FIELDS if f in board]].to_dict("records")]
     out = {**summary(tree), "items": items,
            "elo_scale": {"scale": elo.scale, "offset": elo.offset, "anchor": elo.anchor}}
     framework = framework_of(tree)
