@@ -78,18 +78,24 @@ def summary(times) -> dict:
     return {"median": statistics.median(times), "min": min(times), "max": max(times), "n": len(times), "all": times}
 
 
-def interleaved(contenders: dict, repeats: int) -> dict:
+def interleaved(contenders: dict, repeats: int, cpu: bool = False) -> dict:
     """Run every contender once per round, in turn, for ``repeats`` rounds.
 
-    Returns name → {"times": summary, "last": the last result}.
+    Returns name → {"times": summary, "last": the last result} (with ``cpu``, also "cpu": a
+    summary of the process CPU seconds of each call — on a loaded machine wall time counts
+    the other processes too).
     """
     times = {name: [] for name in contenders}
+    cpus = {name: [] for name in contenders}
     last = {}
     for _ in range(repeats):
         for name, fn in contenders.items():
+            c0 = time.process_time()
             t, last[name] = timed(fn)
+            cpus[name].append(time.process_time() - c0)
             times[name].append(t)
-    return {name: {"times": summary(times[name]), "last": last[name]} for name in contenders}
+    return {name: {"times": summary(times[name]), "last": last[name],
+                   **({"cpu": summary(cpus[name])} if cpu else {})} for name in contenders}
 
 
 def median(results, *path, default=None):

@@ -117,8 +117,10 @@ def _arena():
 
 def task_warm(repeats: int = 15) -> dict:
     """Warm MAP fits on arena-2024 (the compiled model cached), each interleaved with its peers:
-    BT with ties as halves (choix ILSR, evalica, arena-rank with sandwich CIs, plain NumPy),
-    Davidson k_tie=0 (plain NumPy) and k_tie=1 (leaderbot, fewer repeats: seconds per train)."""
+    BT with ties as halves — with its default (sandwich) intervals and as point estimates only
+    (``intervals="none"``), in the same rounds as choix ILSR, evalica, arena-rank with sandwich
+    CIs and plain NumPy —, Davidson k_tie=0 (plain NumPy) and k_tie=1 (leaderbot, fewer
+    repeats: seconds per train). Wall and CPU seconds of every contender are recorded."""
     import numpy as np
 
     import bayesrank as br
@@ -134,16 +136,22 @@ def task_warm(repeats: int = 15) -> dict:
     # before / after: ours alone, the same loop in both variants (peers would load the machine)
     out["alone"] = {name: summary(timed(lambda: br.fit(fw, data))[0] for _ in range(repeats))
                     for name, fw in (("bt", bt), ("k0", k0), ("k1", k1))}
+    if not BASELINE:  # (the baseline may predate intervals="none")
+        out["alone"]["bt_points"] = summary(timed(lambda: br.fit(bt, data, intervals="none"))[0]
+                                            for _ in range(repeats))
     contenders = {"ours": lambda: br.fit(bt, data)}
     if not BASELINE:
+        contenders["ours_points"] = lambda: br.fit(bt, data, intervals="none")
         contenders.update(_bt_peers(data))
-    res = interleaved(contenders, repeats)
+    res = interleaved(contenders, repeats, cpu=True)
     fit = res["ours"]["last"]
     out["bt"] = {name: r["times"] for name, r in res.items()}
+    out["bt_cpu"] = {name: r["cpu"] for name, r in res.items()}
     out["bt_nll"] = fit.nll
     out["bt_intervals"] = bool(np.all(np.isfinite(fit.leaderboard()["lower"])))
     if not BASELINE:
         s = fit.scores().to_numpy()
+        out["bt_points_max_abs_diff"] = float(np.max(np.abs(res["ours_points"]["last"].scores().to_numpy() - s)))
         for name in ("choix_ilsr", "evalica_bt", "arena_rank_bt"):
             est = np.asarray(res[name]["last"], dtype=float)
             out[f"bt_max_abs_diff_{name}"] = float(np.max(np.abs((est - est.mean()) - (s - s.mean()))))
@@ -508,17 +516,25 @@ def report(results: dict) -> list[str]:
         lines += ["### Warm MAP on arena-2024 (one BLAS thread; median of interleaved repeats)", "",
                   "| model | ours alone: now | before (baseline) | ours, interleaved with the peer | peer | peer time | ratio ours / peer |",
                   "|---|---|---|---|---|---|---|"]
-        for key, label, peers in (("bt", "Bradley–Terry, ties as halves, with intervals",
-                                   ("choix_ilsr", "evalica_bt", "arena_rank_bt", "plain_numpy")),
-                                  ("k0", "Davidson k_tie=0, with intervals", ("plain_numpy",)),
-                                  ("k1", "Davidson k_tie=1, with intervals", ("leaderbot",))):
-            ours = median(cur, key, "ours", "median")
-            alone, before = median(cur, "alone", key, "median"), median(base, "alone", key, "median")
+        for key, who, label, peers in (("bt", "ours", "Bradley–Terry, ties as halves, with intervals",
+                                        ("choix_ilsr", "evalica_bt", "arena_rank_bt", "plain_numpy")),
+                                       ("bt", "ours_points", "Bradley–Terry, ties as halves, point estimates only "
+                                        "(`intervals=\"none\"`)", ("choix_ilsr", "evalica_bt")),
+                                       ("k0", "ours", "Davidson k_tie=0, with intervals", ("plain_numpy",)),
+                                       ("k1", "ours", "Davidson k_tie=1, with intervals", ("leaderbot",))):
+            ours = median(cur, key, who, "median")
+            alone_key = key if who == "ours" else f"{key}_points"
+            alone, before = median(cur, "alone", alone_key, "median"), median(base, "alone", alone_key, "median")
             for i, peer in enumerate(peers):
                 pt = median(cur, key, peer, "median")
                 lines.append(f"| {label if i == 0 else ''} | {ms(alone) if i == 0 else ''} | "
                              f"{ms(before) if i == 0 else ''} | {ms(ours)} | {peer} | {ms(pt)} | "
                              f"{fmt(ours / pt if ours and pt else None, '{:.2f}×')} |")
+        cpu = [(name, median(cur, "bt_cpu", name, "median")) for name in ("ours", "ours_points", "choix_ilsr",
+                                                                       "evalica_bt")]
+        if all(t is not None for _, t in cpu):
+            lines += ["", "CPU seconds of the same interleaved BT rounds (median): "
+                      + ", ".join(f"{name} {ms(t)}" for name, t in cpu) + "."]
         r = cur[-1]
         lines += ["", f"NLL: BT {r['bt_nll']:.9f}, Davidson k0 {r['k0_nll']:.12f} (plain {r.get('k0_nll_plain', float('nan')):.12f}), "
                   f"k1 {r['k1_nll']:.9f} (leaderbot {r.get('k1_nll_leaderbot', float('nan')):.9f}). Max |score difference| "
