@@ -19,7 +19,9 @@ operations (PyTensor's virtual machine without C thunks) cost nothing to link.
 * **hot** (``HOT``: numba): the log-density of a model reused :data:`JIT_AFTER` times in the
   same process — the L-BFGS loop calls it a hundred times per fit, and numba's code is
   faster there (Davidson k_tie = 1 on arena-2024: 0.1 s a fit against 0.3 s on the cheap
-  tier). Moving costs about a second in every process even when numba's machine code is on
+  tier); with it, the per-cell derivatives of the model's link (the Newton steps' Hessians,
+  :meth:`bayesrank.inference.kernels.LinkKernel.promote`). Moving costs about a second in every
+  process even when numba's machine code is on
   disk (``bayesrank precompile`` stores it for the standard models at install time): numba's
   PyTensor dispatch is imported and the code loaded. Without that code it is a JIT of
   seconds; either way a simulation, a bootstrap or a cross-validation pays it back, a

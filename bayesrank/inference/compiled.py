@@ -183,6 +183,7 @@ class Structure:
         policy = backend.jit_policy()
         if force or policy == "always" or (policy == "cached" and self.reuses >= backend.JIT_AFTER):
             self._logp_hot(self.x0, *self._template_cells())
+            self.kernels["link"].promote()  # the per-cell derivatives of every Newton step
             self.hot = True
 
     def _template_cells(self):

@@ -80,14 +80,15 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
 
 
 def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units,
-             chart: np.ndarray | None = None) -> np.ndarray:
+             chart: np.ndarray | None = None, bread: np.ndarray | None = None) -> np.ndarray:
     """I⁻¹ M I⁻¹ on θ (see the module docstring); ``observed`` is the observed information,
     in the coordinates of ``chart`` (``(len(θ), d)``: the complement of a symmetry's orbit,
-    :func:`bayesrank.inference.optimize.gauge_complement`) when one is given."""
+    :func:`bayesrank.inference.optimize.gauge_complement`) when one is given; ``bread``: its
+    inverse when the caller has it already (from the information's Cholesky factor)."""
     meat = information(bound, theta, "scores", units=units)
     if chart is not None:
         meat = chart.T @ meat @ chart
-    bread = np.linalg.inv(observed)
+    bread = np.linalg.inv(observed) if bread is None else bread
     cov = bread @ meat @ bread
     cov = cov if chart is None else chart @ cov @ chart.T
     return 0.5 * (cov + cov.T)

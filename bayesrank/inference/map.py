@@ -246,10 +246,11 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                 cov = cholesky_inverse(factor) / n
             else:
                 cov = cholesky_inverse(cho_factor(info))
+            inverse = cov if chart is None else None  # (I⁻¹ itself: the sandwich's bread)
             cov = cov if chart is None or cov is None else chart @ cov @ chart.T
             if intervals == "sandwich":
                 units = comparison_units(framework, data, prepared, weights)
-                cov = sandwich(bound, theta, observed, units, chart)
+                cov = sandwich(bound, theta, observed, units, chart, bread=inverse)
         except np.linalg.LinAlgError:
             converged = False
             notes.append(

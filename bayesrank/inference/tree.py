@@ -100,7 +100,9 @@ def assemble(*, framework, data: Comparisons, prepared: Comparisons, method: str
     groups = {**({"posterior": posterior} if posterior is not None else {}), "estimate": estimate,
               **cell_groups(prepared), "data": data.to_xarray()}
     groups.update(extra or {})
-    tree = xr.DataTree.from_dict(groups)
+    # the groups as children of an empty root, at once (from_dict attaches and copies them one
+    # path at a time: a third of the DataTree's cost in a 10 ms fit)
+    tree = xr.DataTree(children={name: xr.DataTree(group) for name, group in groups.items()})
     tree.attrs.update({
         "bayesrank_spec": framework.spec_json(),
         "bayesrank_method": method,
