@@ -31,6 +31,7 @@ import time
 from functools import cache
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy.linalg import cho_factor
 from threadpoolctl import ThreadpoolController
@@ -315,7 +316,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         cell_log_probs = np.full_like(cell_log_probs, np.nan)
         loglik = float("nan")
 
-    coords = coords_of(framework, prepared)
+    # label coordinates as pandas indexes, made once for both groups (xarray builds one from a list
+    # in every Dataset that names it)
+    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}
     estimate = xr.Dataset(
         {
@@ -329,7 +332,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             "loglik": ((), loglik),
         },
         coords={**{k: v for k, v in coords.items() if any(k in d for d in dims.values()) or k == "item"},
-                "item_": list(prepared.items), "outcome": list(OUTCOMES), "cell": np.arange(prepared.n_cells)},
+                "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
+                "cell": np.arange(prepared.n_cells)},
         attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals,
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
