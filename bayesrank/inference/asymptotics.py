@@ -157,6 +157,10 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
     z = rng.standard_normal((n_draws, factor.shape[1]))
     if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
         steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+    elif factor.flags.c_contiguous and not np.any(np.triu(factor, 1)):
+        # a lower Cholesky factor: the same product by trmm on the memory of Lᵀ (Fortran-ordered,
+        # upper triangular), two thirds of the time of the dense product, the same values
+        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
     else:
         steps = z @ factor.T
     rows = structure.value_rows(theta + steps)
