@@ -19,6 +19,9 @@
    coordinates whitened by the exact Hessian (|eigenvalues| floored at 1e-5 of the largest;
    skipped above :data:`DENSE_PRECONDITIONER_MAX` coordinates), then with the diagonal
    scaling if that stalls, each followed by one more Newton attempt.
+
+The estimate returned is the ``canonical`` representative of its point (the signs of the
+Thurstonian t and loading columns).
 """
 
 from __future__ import annotations
@@ -207,6 +210,8 @@ def maximise(
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                         product=information_product)
         newton += more_newton
+    # the canonical representative of the estimate (a Newton phase may end just across a sign)
+    theta = settle(theta)
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
 
