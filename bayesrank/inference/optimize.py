@@ -63,14 +63,6 @@ DAMPING = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
 #: exact Hessian where Newton's method cannot take over (an eigendecomposition per fit).
 DENSE_PRECONDITIONER_MAX = 1500
-#: A start with negative curvature (:func:`diagonal_scaling`): L-BFGS-B runs this many
-#: iterations, then the trust-region Newton method (:func:`_trust_region`) takes over where
-#: the Hessian is indefinite, up to :data:`DENSE_PRECONDITIONER_MAX` coordinates.
-TRUST_AFTER = 200
-#: Iterations of the trust-region Newton method (each: one exact Hessian and its eigendecomposition).
-TRUST_MAX = 200
-#: Initial radius of the trust region, in the coordinates scaled to a unit |diagonal| of the Hessian.
-TRUST_RADIUS = 1.0
 
 
 def diagonal_scaling(information_diag: np.ndarray, n: float) -> np.ndarray:
@@ -149,9 +141,6 @@ def maximise(
             return theta, {"iterations": 0, "newton_iterations": newton, "function_evaluations": 0}
     diag = information_diagonal(x0) if information_diagonal is not None else -np.diag(hessian(x0))
     scale = diagonal_scaling(diag, n)
-    # negative curvature at the start: not a locally concave problem; a second-order method with
-    # the exact Hessian's negative curvature takes over after a short quasi-Newton phase
-    trust = bool(np.any(np.asarray(diag) / n < -1e-8)) and x0.size <= DENSE_PRECONDITIONER_MAX
     evaluations = [0]
 
     def lbfgs(theta, budget, stop_below=None, whitening=None):
@@ -190,16 +179,10 @@ def maximise(
         return to_theta(result.x), int(result.nit)
 
     settle = canonical if canonical is not None else (lambda th: th)
-    theta, iterations = lbfgs(x0, min(maxiter, TRUST_AFTER if trust else FIRST_PHASE), stop_below=NEWTON_START)
+    theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
     theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                         product=information_product)
     newton += more_newton
-    if trust and not done and gauge is None:
-        theta, more_newton = _trust_region(logp_dlogp, hessian, theta, n, information, settle)
-        newton += more_newton
-        theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
-        newton += more_newton
     if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
         iterations += more
@@ -230,92 +213,6 @@ def maximise(
     # the canonical representative of the estimate (a Newton phase may end just across a sign)
     theta = settle(theta)
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
-
-
-def _trust_region(logp_dlogp, hessian, theta, n, information=None, settle=lambda th: th,
-                  max_iter: int = TRUST_MAX):
-    """The trust-region Newton method with the exact Hessian (Moré–Sorensen: the subproblem
-    solved exactly in the Hessian's eigenbasis), in coordinates scaled to a unit |diagonal| of
-    the Hessian at each iterate: where the log-likelihood is not concave its steps follow the
-    negative curvature out of saddles and ridges that stall Newton's method and L-BFGS-B, and
-    where it is concave they are Newton's steps (quadratic convergence).
-
-    Returns ``(theta, iterations)``; stops below :data:`FINAL_TOL`, after ``max_iter``
-    iterations, or when the radius shrinks below the resolution of θ.
-    """
-    lp, grad = logp_dlogp(theta)
-    radius = TRUST_RADIUS
-    for it in range(max_iter):
-        if np.max(np.abs(grad)) / n < FINAL_TOL:
-            return theta, it
-        if information is None:
-            information = -hessian(theta)
-        if not np.all(np.isfinite(information)):
-            return theta, it
-        d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-12 * np.max(np.abs(np.diag(information)))))
-        # minimise the negative log-likelihood per comparison: model gᵀp + ½ pᵀ A p
-        w, V = np.linalg.eigh(information / np.outer(d, d) / n)
-        g = -V.T @ (grad / d) / n
-        step, predicted = _trust_step(w, g, radius)
-        candidate = theta + (V @ step) / d
-        lp_new, grad_new = logp_dlogp(candidate)
-        gained = (lp_new - lp) / n  # = −(actual change of the minimised function)
-        norm = float(np.linalg.norm(step))
-        if not (np.isfinite(lp_new) and np.all(np.isfinite(grad_new))):
-            radius = 0.25 * norm
-        else:
-            rho = gained / predicted if predicted > 0 else -1.0
-            if rho < 0.25:
-                radius = 0.25 * norm
-            elif rho > 0.75 and norm > 0.99 * radius:
-                radius = 2.0 * radius
-            resolved = abs(gained) <= 1e-15 * abs(lp) / n and np.max(np.abs(grad_new)) < np.max(np.abs(grad))
-            if rho > 1e-4 or resolved:
-                theta, lp, grad, information = settle(candidate), lp_new, grad_new, None
-                if theta is not candidate:  # moved to the canonical representative
-                    lp, grad = logp_dlogp(theta)
-        if radius < 1e-14 * max(1.0, float(np.linalg.norm(theta * d))):
-            return theta, it + 1
-    return theta, max_iter
-
-
-def _trust_step(w: np.ndarray, g: np.ndarray, radius: float) -> tuple[np.ndarray, float]:
-    """Exact solution of min gᵀp + ½ pᵀ diag(w) p over ‖p‖ ≤ radius (Moré–Sorensen in the
-    eigenbasis): p = −g / (w + λ) with the smallest λ ≥ max(0, −w_min) that keeps p inside,
-    and in the "hard case" (g orthogonal to the most negative curvature) that step plus the
-    eigenvector of w_min to the boundary. Returns the step and the predicted decrease (> 0)."""
-    if w[0] > 0:
-        p = -g / w
-        if np.linalg.norm(p) <= radius:
-            return p, float(-(g @ p) - 0.5 * (p * w) @ p)
-    lower = max(0.0, -float(w[0]))
-    scale = max(float(np.max(np.abs(w))), 1e-300)
-    bottom = w - w[0] <= 1e-12 * scale  # the eigenspace of the smallest eigenvalue
-    if w[0] <= 0 and np.linalg.norm(g[bottom]) <= 1e-12 * max(float(np.linalg.norm(g)), 1e-300):
-        # the "hard case": g has no component along the most negative curvature
-        p = np.zeros_like(g)
-        p[~bottom] = -g[~bottom] / (w[~bottom] + lower)
-        rest = radius**2 - float(p @ p)
-        if rest > 0:
-            p[np.flatnonzero(bottom)[0]] = np.sqrt(rest)
-            return p, float(-(g @ p) - 0.5 * (p * w) @ p)
-
-    def too_long(lam):
-        return float(np.linalg.norm(g / (w + lam))) > radius
-
-    lo, hi = lower, lower + float(np.linalg.norm(g)) / radius  # ‖g / (w + hi)‖ ≤ radius
-    for _ in range(200):  # bisection in λ (each trial is O(n) in the eigenbasis)
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if too_long(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-10 * hi:
-            break
-    p = -g / (w + hi)
-    return p, float(-(g @ p) - 0.5 * (p * w) @ p)
 
 
 def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
