@@ -8,7 +8,7 @@ import bayesrank as br
 from bayesrank.inference.compiled import compiled
 from bayesrank.model.links import log_probs
 from bayesrank.model.registry import framework_from_spec
-from bayesrank.model.structures import dct_iv_basis, loading_free_entries, n_covariance, zero_sum_basis
+from bayesrank.model.structures import dct_iv_basis, n_covariance, zero_sum_basis
 from tests.conftest import simulate_counts
 
 
@@ -48,11 +48,11 @@ def test_constraints_hold_exactly_at_random_points(small, k_cov):
         assert np.trace(P @ Sigma @ P) == pytest.approx(1.0, abs=1e-12)      # trace(PΣP) = 1
         np.testing.assert_allclose(L.sum(axis=0), 0.0, atol=1e-12)           # Λᵀ1 = 0
         assert np.all(d >= 0)
-        # rotation: in the zero-sum basis the loadings are lower-triangular (the column signs are
-        # the framework's canonical move, test_canonical_point_...)
+        # canonical rotation: in the zero-sum basis the loadings are lower-triangular, positive diagonal
         if k_cov:
             Lb = zero_sum_basis(m).T @ L
             assert np.allclose(np.triu(Lb[:k_cov], 1), 0.0, atol=1e-12)
+            assert np.all(np.diag(Lb[:k_cov]) > 0)
         # C = (1/2m) Σ_ab s_ab = trace(PΣP) (paper Prop. C.2)
         assert dispersion(d, L).sum() / (2 * m) == pytest.approx(1.0, abs=1e-12)
 
@@ -146,42 +146,17 @@ def test_map_is_identified_and_reported(small):
 @pytest.mark.parametrize("k_cov", [0, 2])
 def test_canonical_point_has_the_same_likelihood_and_positive_t(small, k_cov):
     """With mixed signs of t the pin Σt = m no longer fixes the scale; the canonical move
-    (flip the signs, rescale to Σt = m; loading columns to a positive diagonal of L) keeps the
-    likelihood and the reported parameters up to the loadings' column signs."""
+    (flip the signs, rescale to Σt = m) keeps the likelihood and the reported parameters."""
     framework = br.Davidson(k_tie=0, k_cov=k_cov)
     bound, theta, v = _values_at(framework, small, 11)
     nat = bound.natural(theta)
     assert (nat["cov_t"] < 0).any()
-    if k_cov:  # a negative diagonal entry of L as well
-        assert (theta[bound.structure.slices["cov_load_diag"][0]] < 0).any()
     moved = framework.canonical(nat)
     theta2 = bound.structure.natural.theta_for(moved, theta)
     assert bound.logp_dlogp(theta2)[0] == pytest.approx(bound.logp_dlogp(theta)[0], rel=1e-12)
     t2 = bound.natural(theta2)["cov_t"]
     assert (t2 >= 0).all() and t2.sum() == pytest.approx(small.n_items)
     v2 = bound.structure.values(theta2)
-    for name in ("score", "cov_diag"):
+    for name in ("score", "cov_diag", *(("cov_loading",) if k_cov else ())):
         np.testing.assert_allclose(v2[name], v[name], atol=1e-10)
-    if k_cov:
-        L, L2 = v["cov_loading"], v2["cov_loading"]
-        np.testing.assert_allclose(L2 @ L2.T, L @ L.T, atol=1e-10)
-        assert np.all(np.diag((zero_sum_basis(small.n_items).T @ L2)[:k_cov]) > 0)
     assert framework.canonical(bound.natural(theta2)) is None
-
-
-def test_loading_diagonal_crosses_zero_for_map(small):
-    """The diagonal of L is a real coordinate for MAP: where it is 0 the likelihood is smooth
-    and its gradient there is not forced to 0 (as e^(coordinate) it was: a false stationary
-    point at the chart's edge, where the arena's model 16 stopped); flipping the column's sign
-    leaves the likelihood."""
-    framework = br.RaoKupper(k_tie=1, k_cov=2)
-    bound, theta, _ = _values_at(framework, small, 3)
-    diag, off = (bound.structure.slices[name][0] for name in ("cov_load_diag", "cov_load_off"))
-    theta[diag.start + 1] = 0.0
-    lp, grad = bound.logp_dlogp(theta)
-    assert abs(grad[diag.start + 1]) > 1e-6 * np.max(np.abs(grad))
-    mirror = theta.copy()
-    _, (rows, cols) = loading_free_entries(small.n_items, 2)
-    mirror[off.start:off.stop][cols == 1] *= -1
-    assert bound.logp_dlogp(mirror)[0] == pytest.approx(lp, rel=1e-12)
-    assert bound.logp_dlogp(mirror)[1][diag.start + 1] == pytest.approx(-grad[diag.start + 1], rel=1e-8)

@@ -24,7 +24,7 @@
    then with the diagonal scaling, each followed by one more Newton attempt.
 
 The estimate returned is the ``canonical`` representative of its point (the signs of the
-Thurstonian t and loading columns).
+Thurstonian t).
 """
 
 from __future__ import annotations

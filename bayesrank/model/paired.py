@@ -53,7 +53,6 @@ from bayesrank.model.structures import (
     identified_tie_coordinates,
     thurstonian,
     tie_factors,
-    zero_sum_basis,
     zero_sum_scores,
 )
 
@@ -115,22 +114,16 @@ def _initial_values(framework, data):
 def _canonical(framework, values):
     """t enters squared and Σt = m pins the scale (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃) only while the
     signs of t agree; with mixed signs the pin degenerates (t drifts to ±10⁶ along an almost
-    flat valley). Flip the signs of t and rescale to Σt = m: the same likelihood, pinned again.
-    The loadings' columns whose diagonal entry of L (the zero-sum coordinates of Λ̃, lower
-    triangular) is negative change sign: the same Λ̃Λ̃ᵀ, in the canonical rotation."""
+    flat valley). Flip the signs of t and rescale to Σt = m: the same likelihood, pinned again."""
     if framework.k_cov is None:
         return None
     t = np.asarray(values["cov_t"], dtype=float)
-    loading = np.asarray(values["cov_raw_loading"], dtype=float) if framework.k_cov else None
-    flip = None
-    if loading is not None:
-        flip = np.diag((zero_sum_basis(t.size).T @ loading)[:framework.k_cov]) < 0
-    if np.all(t >= 0) and (flip is None or not flip.any()):
+    if np.all(t >= 0):
         return None
     scale = t.size / np.abs(t).sum()
     out = {"score_raw": scale * np.asarray(values["score_raw"], dtype=float), "cov_t": scale * np.abs(t)}
-    if loading is not None:
-        out["cov_raw_loading"] = scale * loading * np.where(flip, -1.0, 1.0)
+    if framework.k_cov:
+        out["cov_raw_loading"] = scale * np.asarray(values["cov_raw_loading"], dtype=float)
     return out
 
 

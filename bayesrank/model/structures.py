@@ -317,15 +317,10 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
 
     * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
       :func:`zero_sum_basis`, so Λᵀ1 = 0 exactly;
-    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular, which
-      leaves only the sign of each column (Q = diag(±1)); loadings are reported in the
-      canonical rotation with a positive diagonal of L (interpret S, Z or ΛΛᵀ, which are
-      rotation free). For MAP the diagonal L_jj is a real free coordinate and the column
-      signs a discrete symmetry that :meth:`bayesrank.model.paired.BradleyTerry.canonical`
-      resolves: as e^(free coordinate) the likelihood's gradient in it vanishes where L_jj → 0,
-      a false stationary point at the edge of the chart, where the arena's MLE of model 16
-      sits in that chart's mirror image (the first rows of L near rank k − 1 there). For NUTS
-      L_jj = e^(free coordinate) keeps the posterior unimodal in the signs;
+    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular with a
+      positive diagonal (e^(free coordinate)), which makes it unique;
+      loadings are reported in this canonical rotation (interpret S, Z or ΛΛᵀ, which are
+      rotation free);
     * **scale** (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃), a > 0, leaves z unchanged: fixed by
       Σ_a t_a = m (t = 1 + a zero-sum vector).
 
@@ -336,7 +331,7 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
     (:meth:`bayesrank.model.paired.BradleyTerry.canonical`).
 
     Free coordinates: the zero-sum ``score_raw`` (m − 1), ``cov_t`` (m − 1, zero-sum around
-    1) and, for k ≥ 1, ``cov_load_diag`` (k; log scale for NUTS) and ``cov_load_off``
+    1) and, for k ≥ 1, ``cov_load_diag`` (k, log scale) and ``cov_load_off``
     ((m − 1)k − k(k + 1)/2). The covariance has :func:`n_covariance` free coordinates.
 
     Returns
@@ -354,9 +349,7 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
     C = (1.0 - 1.0 / m) * pt.sum(t**2)
     if k:
         diag_index, (rows, cols) = loading_free_entries(m, k)
-        diagonal = (free_real("cov_load_diag", prior, cov_sigma, shape=(k,), initval=np.ones(k)) if prior == "flat"
-                    else free_positive("cov_load_diag", prior, cov_sigma, shape=(k,)))
-        entries = [(diag_index, diag_index, diagonal)]
+        entries = [(diag_index, diag_index, free_positive("cov_load_diag", prior, cov_sigma, shape=(k,)))]
         if rows.size:
             entries.append((rows, cols, free_real("cov_load_off", prior, cov_sigma, shape=(rows.size,))))
         L = placed((m - 1, k), entries)
@@ -377,8 +370,7 @@ def loading_free_entries(m: int, k: int) -> tuple[np.ndarray, tuple[np.ndarray, 
     Returns
     -------
     diag : ndarray
-        Indices j of the diagonal entries L_jj = ``cov_load_diag``, j = 0, …, k − 1 (positive
-        in the canonical rotation).
+        Indices j of the diagonal entries L_jj = ``cov_load_diag`` > 0, j = 0, …, k − 1.
     off : (ndarray, ndarray)
         Rows and columns of the strictly lower entries (``cov_load_off``, in this order).
     """
