@@ -41,6 +41,12 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
 
+#: Up to this many natural coordinates a full information matrix is assembled dense in natural
+#: coordinates and pulled back by dense blocks (the θ matrix it becomes is dense and about as
+#: large anyway): the sparse assembly's COO → CSR sort and the sliced sparse products cost more
+#: — arena-2024, one observed information: paper model 16 (774 natural coordinates) 98 → 48 ms,
+#: model 17 (1,935) 856 → 294 ms, model 9 475 → 168 ms. Beyond, and for a diagonal alone, sparse.
+DENSE_NATURAL_MAX = 4000
 #: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
 #: eigendecomposition; beyond, from Lanczos iterations with its Cholesky factor (O(n²) a step
 #: instead of O(n³)).
@@ -301,7 +307,9 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    nat = natural_information(cd, bound.counts, kind, units, sparse=bound.structure.natural.size >= SPARSE_FROM)
+    size = bound.structure.natural.size
+    nat = natural_information(cd, bound.counts, kind, units,
+                              sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX))
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
