@@ -375,6 +375,12 @@ SPARSE_FROM = 400
 #: A block of B counts as sparse (possibly after removing a rank-one part) when it has at most
 #: this many non-zeros per row and column on average.
 SPARSE_DENSITY = 4
+#: A sparse matrix multiplied into a dense block is made dense from this fill on: a dense
+#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, about
+#: ten times slower per entry (measured: 1290² matrix times 1245 columns, break-even near 7 %).
+#: The natural information of factored tie thresholds is such a matrix (every compared pair
+#: couples 2k loadings: 85 % filled for k_tie = 10 on the arena).
+DENSE_FILL = 0.1
 #: Entries of a block below this fraction of its largest are rounding of exact zeros (B is
 #: measured by unit steps of the value map).
 ROUNDING = 1e-12
@@ -383,6 +389,14 @@ ROW_CHUNK = 512
 #: Unit steps of the value map per call when B is measured (its temporaries: this many rows of
 #: every variable's values, never free × natural coordinates at once).
 UNIT_STEPS = 256
+
+
+def _dense_if_filled(H, right):
+    """H as a dense array when it multiplies a dense ``right`` and is at least :data:`DENSE_FILL`
+    filled (the same product, by BLAS), else H."""
+    if sp.issparse(H) and not sp.issparse(right) and H.nnz >= DENSE_FILL * H.shape[0] * H.shape[1]:
+        return H.toarray()
+    return H
 
 
 @dataclass(frozen=True)
@@ -413,6 +427,7 @@ class SparsePlusRankOne:
     def sandwich(self, H, other: SparsePlusRankOne, into: np.ndarray | None = None) -> np.ndarray:
         """selfᵀ H other as a dense array (H sparse or dense); with ``into`` (a 2-D view of the
         right shape) added to it in place, without an n × n temporary."""
+        H = _dense_if_filled(H, other.S)
         out = self.S.T @ (H @ other.S)
         if into is not None and sp.issparse(out):
             out = out.tocoo()
@@ -510,6 +525,7 @@ class SparsePlusRankOne:
     def diagonal_sandwich(self, H, other: SparsePlusRankOne, at_self: np.ndarray, at_other: np.ndarray
                           ) -> np.ndarray:
         """The entries (at_self[k], at_other[k]) of selfᵀ H other, without forming it."""
+        H = _dense_if_filled(H, other.S)
         HS = H @ other.S
         S_i = self.S[:, at_self]
         HS_j = HS[:, at_other]
