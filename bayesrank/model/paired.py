@@ -50,8 +50,8 @@ from bayesrank.model.structures import (
     dct_iv_basis,
     empirical_scores,
     free_real,
-    identified_tie_coordinates,
     thurstonian,
+    tie_coordinate_basis,
     tie_factors,
     zero_sum_scores,
 )
@@ -258,14 +258,15 @@ class _TieFramework(Framework):
             free_real("eta_raw", prior, self.priors.tie, **start)
             return
         _, phi = tie_factors(data.n_items, self.k_tie, prior, self.priors.tie, start_level=level,
-                             kept=self._kept_tie_coordinates(data))
+                             basis=self._tie_basis(data))
         pm.Data("tie_basis", phi, dims=("item", "factor"))
         if self.tie_intercept:
             free_real("eta_raw", prior, self.priors.tie)
 
-    def _kept_tie_coordinates(self, data):
-        """The tie coordinates the compared pairs identify (None: all of them), from the threshold
-        predictor itself evaluated in NumPy (:func:`~bayesrank.model.structures.identified_tie_coordinates`)."""
+    def _tie_basis(self, data):
+        """An orthonormal basis of the tie coordinates the compared pairs identify (None without
+        tie factors), from the threshold predictor itself evaluated in NumPy
+        (:func:`~bayesrank.model.structures.tie_coordinate_basis`)."""
         if self.k_tie == 0:
             return None
         compared = data.totals > 0
@@ -277,11 +278,11 @@ class _TieFramework(Framework):
 
         n = data.totals[compared]
         key = hashlib.sha1(np.stack([a, b]).astype(np.int64).tobytes() + np.asarray(n, float).tobytes()).hexdigest()
-        return identified_tie_coordinates(data.n_items, self.k_tie, a, b, n, threshold, key)
+        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, n, threshold, key)
 
     def structure_key(self, data):
-        kept = self._kept_tie_coordinates(data)
-        return () if kept is None else ("tie_coordinates", hashlib.sha1(kept.tobytes()).hexdigest())
+        basis = self._tie_basis(data)
+        return () if basis is None else ("tie_basis", hashlib.sha1(basis.tobytes()).hexdigest())
 
     def predictors(self, data):
         if self.k_tie == 0:
