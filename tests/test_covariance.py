@@ -112,7 +112,7 @@ def test_parameter_counts_for_the_paper_grid(arena):
     # exactly flat (rank 2368 of the map to their thresholds); those, and the ones below float64
     # resolution, are removed (tests/test_tie_identification.py checks the rule on a small graph)
     rk = br.RaoKupper(k_tie=20, k_cov=3)
-    kept = rk._tie_basis(rk.prepare(arena)).shape[1]
+    kept = rk._tie_basis(rk.prepare(arena))[0].shape[1]
     assert 100 > 109 * 20 + 210 - kept >= 22
     assert n_free(rk) == 128 + 509 + kept
     assert n_free(br.RaoKupper(k_tie=10, k_cov=3)) == 128 + 509 + 119 * 10 + 55      # model 17: nothing pinned

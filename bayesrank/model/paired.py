@@ -264,8 +264,8 @@ class _TieFramework(Framework):
             free_real("eta_raw", prior, self.priors.tie)
 
     def _tie_basis(self, data):
-        """An orthonormal basis of the tie coordinates the compared pairs identify (None without
-        tie factors), from the threshold predictor itself evaluated in NumPy
+        """An orthonormal basis of the tie coordinates the compared pairs identify and the curvature
+        along it (None without tie factors), from the threshold predictor itself evaluated in NumPy
         (:func:`~bayesrank.model.structures.tie_coordinate_basis`)."""
         if self.k_tie == 0:
             return None
@@ -282,7 +282,7 @@ class _TieFramework(Framework):
 
     def structure_key(self, data):
         basis = self._tie_basis(data)
-        return () if basis is None else ("tie_basis", hashlib.sha1(basis.tobytes()).hexdigest())
+        return () if basis is None else ("tie_basis", hashlib.sha1(basis[0].tobytes() + basis[1].tobytes()).hexdigest())
 
     def predictors(self, data):
         if self.k_tie == 0:

@@ -199,9 +199,11 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
 
     Returns
     -------
-    ndarray
+    basis : ndarray
         ``(n_tie_coordinates(m, k), r)`` with orthonormal columns, largest curvature first;
         r = n_tie_coordinates(m, k) when no direction is flat.
+    curvature : ndarray
+        ``(r,)`` the eigenvalues of MᵀWM along them, relative to the largest (in [RANK_TOL, 1]).
     """
     cache_key = (m, k, key)
     if cache_key not in _BASES:
@@ -222,20 +224,25 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
         basis = V[:, kept][:, ::-1]
         # a fixed sign per column (eigh's is arbitrary): its largest entry positive
         top = basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])]
-        _BASES[cache_key] = np.ascontiguousarray(basis * np.sign(top))
+        _BASES[cache_key] = (np.ascontiguousarray(basis * np.sign(top)), w[kept][::-1] / w[-1])
         if len(_BASES) > 64:
             _BASES.pop(next(iter(_BASES)))
     return _BASES[cache_key]
 
 
-def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, basis: np.ndarray | None = None):
+def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, basis=None):
     """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
 
     G = Φ⊥C + ΦS with C ∈ ℝ^{(m−k)×k} free and S symmetric; this removes the null space
     {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2). With
-    ``basis`` (:func:`tie_coordinate_basis`), the coordinates (C, upper S) are ``basis @ θ``
-    with θ free (``tie_coord``), which removes the directions the data leave flat; without it,
-    C and S are free themselves (``tie_coef``, ``tie_sym``).
+    ``basis`` (the ``(basis, curvature)`` of :func:`tie_coordinate_basis`), the coordinates
+    (C, upper S) are ``basis @ θ`` with θ free (``tie_coord``), which removes the directions the
+    data leave flat; without it, C and S are free themselves (``tie_coef``, ``tie_sym``). With
+    a flat prior (MAP: any basis of the same span gives the same MLE) each column is stretched
+    by 1/√curvature, so the thresholds' curvature is the same along every θ direction and an
+    optimiser without a preconditioner (the Thurstonian models start where the curvature is
+    indefinite) sees them equally scaled; with a proper prior the basis stays orthonormal, so
+    the isotropic Normal prior on the coordinates is kept.
 
     Returns
     -------
@@ -266,7 +273,10 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
             if m > k else None
         sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
     else:  # the identified directions free, the flat ones removed
-        theta0 = basis.T @ np.concatenate([coef0.ravel(), sym0])
+        basis, curvature = basis
+        stretch = 1.0 / np.sqrt(curvature) if prior == "flat" else np.ones_like(curvature)
+        theta0 = (basis.T @ np.concatenate([coef0.ravel(), sym0])) / stretch
+        basis = basis * stretch
         free = free_real("tie_coord", prior, sigma, shape=(basis.shape[1],), **({"initval": theta0} if start else {}))
         coords = pt.as_tensor(basis) @ free
         coef = coords[:n_coef].reshape((m - k, k)) if m > k else None
