@@ -51,3 +51,40 @@ def test_dct_iv_basis_is_orthonormal_and_paper_exact():
     assert phi[i, j] == pytest.approx(np.sqrt(2 / m) * np.cos(np.pi / m * (i + 0.5) * (j + 0.5)))
     # the paper's factored ties do not contain the constant vector: not nested in k_tie=0
     assert abs(phi[:, 0].std()) > 0.01
+
+
+def _log_tie_odds_reference(h: float) -> float:
+    """log(e^{2η} − 1), η = log(1 + e^h), in 600-digit decimal arithmetic (no identity used)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 600
+        eta = (Decimal(1) + Decimal(h).exp()).ln()
+        return float(((2 * eta).exp() - 1).ln())
+
+
+def test_rao_kupper_log_tie_odds_finite_and_exact_for_every_h():
+    from bayesrank.model.links import log_tie_odds
+
+    h = np.concatenate([np.linspace(-800, 800, 161), [-745.2, -40.0, -1e-3, 0.0, 1e-3, 36.0]])
+    got = log_tie_odds("rao-kupper", pt.as_tensor(h)).eval()
+    ref = np.array([_log_tie_odds_reference(x) for x in h])
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-14)
+    # where the former form 2η + log(1 − e^{−2η}) is accurate (η resolved), both agree to 1e-12
+    mid = h[(h >= -30) & (h <= 800)]
+    eta = np.logaddexp(0.0, mid)
+    old = 2 * eta + np.log(-np.expm1(-2 * eta))
+    np.testing.assert_allclose(log_tie_odds("rao-kupper", pt.as_tensor(mid)).eval(), old, rtol=1e-12, atol=1e-12)
+
+
+def test_rao_kupper_tie_log_probability_finite_where_threshold_underflows():
+    # h = −800: η = softplus(h) = 0 in float64, the tie is still possible (P(tie) ∝ e^h)
+    h = np.array([-800.0, -760.0, -745.0])
+    lp = log_probs("rao-kupper", pt.as_tensor(np.zeros(3)), pt.as_tensor(h)).eval()
+    ref = np.array([_log_tie_odds_reference(x) for x in h]) + 2 * np.log(0.5)
+    np.testing.assert_allclose(lp[:, 2], ref, rtol=1e-14)
+    d_sym, h_sym = pt.dvector("d"), pt.dvector("h")
+    tie = log_probs("rao-kupper", d_sym, h_sym)[:, 2].sum()
+    grad = pt.grad(tie, h_sym).eval({d_sym: np.zeros(3), h_sym: h})
+    np.testing.assert_allclose(grad, 1.0, rtol=1e-12)  # ∂/∂h [h + log 2 + softplus(h − log 2) − 2 softplus(η)]

@@ -1,5 +1,6 @@
-"""Factored tie thresholds on sparse comparison graphs: the coordinates the compared pairs leave
-flat are pinned by construction, so the information is non-singular and Wald intervals exist.
+"""Factored tie thresholds on sparse comparison graphs: the free tie coordinates are a basis of the
+complement of the directions the compared pairs leave flat, so the information is non-singular and
+Wald intervals exist.
 
 The reference is written here in NumPy: the map from the tie coordinates (G = Φ⊥C + ΦS) to the
 thresholds h_ab = g_a·φ_b + g_b·φ_a of the compared pairs, and its rank by SVD.
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.model.structures import dct_iv_basis, identified_tie_coordinates, n_tie_coordinates
+from bayesrank.model.structures import dct_iv_basis, n_tie_coordinates, tie_coordinate_basis
 
 
 def sparse_davidson(m, pairs, rng, n=400, eta=-0.5):
@@ -47,23 +48,29 @@ def ring():
     return m, sparse_davidson(m, pairs, np.random.default_rng(3))
 
 
-def test_pinned_coordinates_leave_the_compared_thresholds_reachable(ring):
+def test_basis_spans_the_complement_of_the_flat_directions(ring):
     m, data = ring
     k = 5
     fw = br.Davidson(k_tie=k)
     prepared = fw.prepare(data)
-    kept = fw._kept_tie_coordinates(prepared)
+    basis = fw._tie_basis(prepared)[0]
     M = reference_map(m, k, prepared.a, prepared.b)
     assert M.shape[1] == n_tie_coordinates(m, k)
     rank = np.linalg.matrix_rank(M)
     assert rank < M.shape[1]  # this graph leaves flat directions
-    assert kept is not None and len(kept) == rank
-    assert np.linalg.matrix_rank(M[:, kept]) == rank  # the kept ones reach every compared threshold vector
+    assert basis.shape == (M.shape[1], rank)
+    np.testing.assert_allclose(basis.T @ basis, np.eye(rank), atol=1e-12)
+    assert np.linalg.matrix_rank(M @ basis) == rank  # the kept ones reach every compared threshold vector
+    # the basis is orthogonal to the null space: the estimate is the minimum-norm choice
+    _, s, Vt = np.linalg.svd(M)
+    null = Vt[rank:].T
+    np.testing.assert_allclose(null.T @ basis, 0.0, atol=1e-10)
 
 
-def test_full_rank_graphs_keep_every_coordinate(arena):
+def test_full_rank_graphs_keep_every_direction(arena):
     fw = br.Davidson(k_tie=1)
-    assert fw._kept_tie_coordinates(fw.prepare(arena)) is None
+    basis = fw._tie_basis(fw.prepare(arena))[0]
+    assert basis.shape == (n_tie_coordinates(arena.n_items, 1),) * 2
 
 
 def test_identification_is_cached_by_the_data_key():
@@ -74,9 +81,9 @@ def test_identification_is_cached_by_the_data_key():
         calls.append(1)
         return g_a.sum(1) - g_b.sum(1)
 
-    first = identified_tie_coordinates(3, 1, a, b, np.ones(3), threshold, key="cached-test")
+    first = tie_coordinate_basis(3, 1, a, b, np.ones(3), threshold, key="cached-test")
     n_calls = len(calls)
-    assert identified_tie_coordinates(3, 1, a, b, np.ones(3), threshold, key="cached-test") is first
+    assert tie_coordinate_basis(3, 1, a, b, np.ones(3), threshold, key="cached-test") is first
     assert len(calls) == n_calls
 
 
@@ -86,4 +93,4 @@ def test_sparse_graph_fit_converges_with_intervals(ring):
     assert fit.converged, fit.warnings
     assert np.all(np.isfinite(fit.leaderboard()["se"]))
     assert np.all(np.isfinite(fit.tree["estimate"]["tie_factor_se"].values))
-    assert fit.n_params == (m - 1) + len(br.Davidson(k_tie=5)._kept_tie_coordinates(br.Davidson(k_tie=5).prepare(data)))
+    assert fit.n_params == (m - 1) + br.Davidson(k_tie=5)._tie_basis(br.Davidson(k_tie=5).prepare(data))[0].shape[1]

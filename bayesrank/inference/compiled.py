@@ -385,6 +385,12 @@ SPARSE_FROM = 400
 #: A block of B counts as sparse (possibly after removing a rank-one part) when it has at most
 #: this many non-zeros per row and column on average.
 SPARSE_DENSITY = 4
+#: A sparse matrix multiplied into a dense block is made dense from this fill on: a dense
+#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, about
+#: ten times slower per entry (measured: 1290² matrix times 1245 columns, break-even near 7 %).
+#: The natural information of factored tie thresholds is such a matrix (every compared pair
+#: couples 2k loadings: 85 % filled for k_tie = 10 on the arena).
+DENSE_FILL = 0.1
 #: Entries of a block below this fraction of its largest are rounding of exact zeros (B is
 #: measured by unit steps of the value map).
 ROUNDING = 1e-12
@@ -400,6 +406,14 @@ def _index(rows: np.ndarray) -> slice | np.ndarray:
     if rows.size and rows[-1] - rows[0] + 1 == rows.size and np.all(np.diff(rows) == 1):
         return slice(int(rows[0]), int(rows[-1]) + 1)
     return rows
+
+
+def _dense_if_filled(H, right):
+    """H as a dense array when it multiplies a dense ``right`` and is at least :data:`DENSE_FILL`
+    filled (the same product, by BLAS), else H."""
+    if sp.issparse(H) and not sp.issparse(right) and H.nnz >= DENSE_FILL * H.shape[0] * H.shape[1]:
+        return H.toarray()
+    return H
 
 
 @dataclass(frozen=True)
@@ -445,6 +459,7 @@ class SparsePlusRankOne:
         right shape) added to it in place, without an n × n temporary."""
         if self.picks is not None and other.picks is not None and not sp.issparse(H):
             return self._selection_sandwich(np.asarray(H), other, into)
+        H = _dense_if_filled(H, other.S)
         out = self.S.T @ (H @ other.S)
         if into is not None and sp.issparse(out):
             out = out.tocoo()
@@ -579,6 +594,7 @@ class SparsePlusRankOne:
         O(size²), for a dense H between scaled selections)."""
         if self.picks is not None and other.picks is not None and not sp.issparse(H):
             return self._selection_sandwich(np.asarray(H), other, None)[at_self, at_other]
+        H = _dense_if_filled(H, other.S)
         HS = H @ other.S
         S_i = self.S[:, at_self]
         HS_j = HS[:, at_other]

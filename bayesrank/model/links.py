@@ -12,7 +12,8 @@ Links
     Bradley–Terry: P(a) = σ(d), P(b) = σ(−d), P(tie) = 0 (ties are fed as halves or dropped).
 ``rao-kupper``
     Rao–Kupper with η = softplus(h) ≥ 0, a smooth map instead of leaderbot's ``|η|`` clipped
-    at 0.01: P(a) = σ(d − η), P(b) = σ(−d − η), P(tie) = (e^{2η} − 1) P(a) P(b).
+    at 0.01: P(a) = σ(d − η), P(b) = σ(−d − η), P(tie) = (e^{2η} − 1) P(a) P(b), the tie
+    factor in log space for every h (:func:`log_tie_odds`).
 ``rao-kupper-abs``
     The leaderbot paper's form of the Rao–Kupper threshold, η = √(h² + 0.01²): a smooth
     version of its ``max(|h|, 0.01)``, for replicating the paper's factored models exactly.
@@ -91,8 +92,7 @@ def log_probs(link: str, d, h=None):
     elif link in ("rao-kupper", "rao-kupper-abs"):
         eta = tie_threshold(link, h)
         win_a, win_b = -pt.softplus(eta - d), -pt.softplus(eta + d)
-        # log(e^{2η} − 1) = 2η + log(1 − e^{−2η}), stable for large and small η
-        tie = 2 * eta + pt.log1mexp(-2 * eta) + win_a + win_b
+        tie = log_tie_odds(link, h, eta) + win_a + win_b
     elif link == "davidson":
         half = d / 2
         norm = pt.logsumexp(pt.stack(pt.broadcast_arrays(half, -half, h), axis=-1), axis=-1)
@@ -109,6 +109,31 @@ def tie_threshold(link: str, h):
     if link == "rao-kupper-abs":  # leaderbot's max(|h|, 0.01), smoothed: √(h² + 0.01²)
         return pt.sqrt(h**2 + ABS_FLOOR**2)
     return h
+
+
+def log_tie_odds(link: str, h, eta=None):
+    """log(e^{2η} − 1), the Rao–Kupper tie factor P(tie) / (P(a) P(b)), finite for every raw h.
+
+    With η = softplus(h), e^{2η} − 1 = (1 + e^h)² − 1 = e^h (2 + e^h), so
+
+        log(e^{2η} − 1) = h + log 2 + softplus(h − log 2),
+
+    exact for every finite h: the form 2η + log(1 − e^{−2η}) is −∞ once e^h underflows
+    (h ≲ −745, η = 0) and loses the relative accuracy of η long before. The paper-form threshold
+    η = √(h² + 0.01²) ≥ 0.01 keeps 2η + log(1 − e^{−2η}), accurate there for every h.
+
+    Parameters
+    ----------
+    link : {"rao-kupper", "rao-kupper-abs"}
+    h : TensorVariable
+        Raw tie threshold.
+    eta : TensorVariable, optional
+        ``tie_threshold(link, h)`` when already built.
+    """
+    if link == "rao-kupper":
+        return h + np.log(2.0) + pt.softplus(h - np.log(2.0))
+    eta = tie_threshold(link, h) if eta is None else eta
+    return 2 * eta + pt.log1mexp(-2 * eta)
 
 
 def cell_loglik(counts, logp):

@@ -51,8 +51,8 @@ from bayesrank.model.structures import (
     dct_iv_basis,
     empirical_scores,
     free_real,
-    identified_tie_coordinates,
     thurstonian,
+    tie_coordinate_basis,
     tie_factors,
     zero_sum_scores,
 )
@@ -262,14 +262,15 @@ class _TieFramework(Framework):
             free_real("eta_raw", prior, self.priors.tie, **start)
             return
         _, phi = tie_factors(data.n_items, self.k_tie, prior, self.priors.tie, start_level=level,
-                             kept=self._kept_tie_coordinates(data))
+                             basis=self._free_tie_basis(data))
         pm.Data("tie_basis", phi, dims=("item", "factor"))
         if self.tie_intercept:
             free_real("eta_raw", prior, self.priors.tie)
 
-    def _kept_tie_coordinates(self, data):
-        """The tie coordinates the compared pairs identify (None: all of them), from the threshold
-        predictor itself evaluated in NumPy (:func:`~bayesrank.model.structures.identified_tie_coordinates`)."""
+    def _tie_basis(self, data):
+        """An orthonormal basis of the tie coordinates the compared pairs identify and the curvature
+        along it (None without tie factors), from the threshold predictor itself evaluated in NumPy
+        (:func:`~bayesrank.model.structures.tie_coordinate_basis`)."""
         if self.k_tie == 0:
             return None
         compared = data.totals > 0
@@ -281,11 +282,22 @@ class _TieFramework(Framework):
 
         n = data.totals[compared]
         key = hashlib.sha1(np.stack([a, b]).astype(np.int64).tobytes() + np.asarray(n, float).tobytes()).hexdigest()
-        return identified_tie_coordinates(data.n_items, self.k_tie, a, b, n, threshold, key)
+        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, n, threshold, key)
+
+    def _free_tie_basis(self, data):
+        """The basis the free tie coordinates use: :meth:`_tie_basis`, except for a threshold map
+        that needs a start away from h = 0 (the paper-form |h|, with its sign symmetry and local
+        optima) when no direction is flat: it keeps the paper's own coordinates (C, S), whose
+        optimiser path reaches the paper's model 8 NLL (1.0106; the eigen-coordinates stop at a
+        local optimum, 1.01073)."""
+        basis = self._tie_basis(data)
+        if basis is not None and self.start_level and basis[0].shape[1] == basis[0].shape[0]:
+            return None
+        return basis
 
     def structure_key(self, data):
-        kept = self._kept_tie_coordinates(data)
-        return () if kept is None else ("tie_coordinates", hashlib.sha1(kept.tobytes()).hexdigest())
+        basis = self._free_tie_basis(data)
+        return () if basis is None else ("tie_basis", hashlib.sha1(basis[0].tobytes() + basis[1].tobytes()).hexdigest())
 
     def predictors(self, data):
         if self.k_tie == 0:

@@ -9,7 +9,9 @@ imposed by construction, never by penalties:
   coordinates have dimension m − 1 and a flat prior on them gives the MLE;
 * factored tie thresholds H = GΦᵀ + ΦGᵀ (+ η₀J) — the map G ↦ GΦᵀ + ΦGᵀ has the null space
   {ΦA : A antisymmetric}; we parameterise G = Φ⊥C + ΦS with S symmetric, where [Φ, Φ⊥] is
-  the full orthonormal DCT-IV basis, so every free coordinate is identified.
+  the full orthonormal DCT-IV basis; the coordinates (C, S) are in turn a basis of the
+  complement of the directions the compared pairs leave flat (:func:`tie_coordinate_basis`),
+  so every free coordinate is identified.
 """
 
 from __future__ import annotations
@@ -150,29 +152,37 @@ def n_tie_coordinates(m: int, k: int) -> int:
     return (m - k) * k + n_symmetric(k)
 
 
-#: Identified subsets of the tie coordinates already computed: (m, k, data key) → kept indices.
-_KEPT: dict = {}
+#: Bases of the identified tie coordinates already computed: (m, k, data key) → basis.
+_BASES: dict = {}
 #: Directions of the tie coordinates whose curvature (eigenvalue of MᵀWM) is below this fraction
 #: of the largest are flat: below what float64 resolves in the fit's information (singular
 #: along them, :data:`bayesrank.inference.map.SINGULAR`).
 RANK_TOL = 1e-8
 
 
-def identified_tie_coordinates(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: np.ndarray, threshold,
-                               key) -> np.ndarray | None:
-    """The tie coordinates the compared pairs identify, or None when all are.
+def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: np.ndarray, threshold,
+                         key) -> np.ndarray:
+    """An orthonormal basis of the tie coordinates the compared pairs identify.
 
-    H = GΦᵀ + ΦGᵀ enters the likelihood only at the pairs that were compared. When some
-    directions of the coordinates change η only at pairs never compared (the leaderbot
-    paper's k_tie = 20 models on the arena: 22 of 2390 exactly), they are flat, and others
-    are informed only through a handful of comparisons below float64 resolution. Pinning the
-    coordinates along which MᵀWM (M: coordinates → thresholds of the compared pairs, W: their
-    numbers of comparisons) is flat removes them, and the
-    kept coordinates reach every threshold vector the full set reaches up to those
-    unresolvable directions — the same likelihood, identified. The flat directions are the
-    eigenvectors of MᵀWM with eigenvalues below :data:`RANK_TOL` of the largest; the pinned
-    coordinates are those on which they are best conditioned (a pivoted QR), so pinning them
-    removes exactly those directions.
+    H = GΦᵀ + ΦGᵀ enters the likelihood only at the pairs that were compared. Let M map the
+    tie coordinates (those of :func:`tie_factors`: C row-major, then the upper triangle of S)
+    to the thresholds of the compared pairs and W hold their numbers of comparisons. The
+    directions along which MᵀWM is flat change η only at pairs never compared (the leaderbot
+    paper's k_tie = 20 models on the arena: 22 of 2390 exactly, rank 2368) or through a handful
+    of comparisons below float64 resolution; the free tie coordinates are the coefficients on
+    the eigenvectors of MᵀWM whose eigenvalues are at least :data:`RANK_TOL` of the largest —
+    a basis of the complement of those directions, computed once per comparison graph.
+
+    Consequences:
+
+    * the information is non-singular, so Newton's method and Wald intervals apply;
+    * the kept directions reach every threshold vector of the compared pairs the full set
+      reaches (up to the unresolvable ones): the same likelihood, identified;
+    * the estimate is the *minimum-norm* choice (Euclidean norm of the coordinates) among the
+      tie factors with the same compared thresholds, so the thresholds it predicts for pairs
+      never compared are those of the smallest tie factors that fit the data;
+    * the coordinates are the eigen-directions of the tie thresholds' curvature (up to each
+      cell's link curvature), so a diagonal preconditioner nearly whitens them.
 
     Parameters
     ----------
@@ -189,11 +199,14 @@ def identified_tie_coordinates(m: int, k: int, a: np.ndarray, b: np.ndarray, wei
 
     Returns
     -------
-    ndarray of int or None
-        Indices of the kept coordinates (ascending), None when nothing is flat.
+    basis : ndarray
+        ``(n_tie_coordinates(m, k), r)`` with orthonormal columns, largest curvature first;
+        r = n_tie_coordinates(m, k) when no direction is flat.
+    curvature : ndarray
+        ``(r,)`` the eigenvalues of MᵀWM along them, relative to the largest (in [RANK_TOL, 1]).
     """
     cache_key = (m, k, key)
-    if cache_key not in _KEPT:
+    if cache_key not in _BASES:
         n = len(a)
         zero, rows = np.zeros((n, k)), np.arange(n)
         entries = []
@@ -207,24 +220,29 @@ def identified_tie_coordinates(m: int, k: int, a: np.ndarray, b: np.ndarray, wei
         M = np.asarray(M_G @ cols.reshape(len(cols), m * k).T)      # (pairs, coordinates)
         gram = M.T @ (np.asarray(weights, dtype=float)[:, None] * M)
         w, V = np.linalg.eigh(gram)
-        null = V[:, w < RANK_TOL * w[-1]]
-        if null.shape[1] == 0:
-            _KEPT[cache_key] = None
-        else:  # pin the coordinates on which the flat directions are best conditioned
-            _, _, pivots = scipy.linalg.qr(null.T, mode="economic", pivoting=True)
-            _KEPT[cache_key] = np.sort(pivots[null.shape[1]:])
-        if len(_KEPT) > 64:
-            _KEPT.pop(next(iter(_KEPT)))
-    return _KEPT[cache_key]
+        kept = w >= RANK_TOL * w[-1]
+        basis = V[:, kept][:, ::-1]
+        # a fixed sign per column (eigh's is arbitrary): its largest entry positive
+        top = basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])]
+        _BASES[cache_key] = (np.ascontiguousarray(basis * np.sign(top)), w[kept][::-1] / w[-1])
+        if len(_BASES) > 64:
+            _BASES.pop(next(iter(_BASES)))
+    return _BASES[cache_key]
 
 
-def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, kept: np.ndarray | None = None):
+def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, basis=None):
     """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
 
     G = Φ⊥C + ΦS with C ∈ ℝ^{(m−k)×k} free and S symmetric; this removes the null space
     {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2). With
-    ``kept`` (:func:`identified_tie_coordinates`), only those coordinates are free and the
-    others are pinned at 0, which removes the directions the data leave exactly flat.
+    ``basis`` (the ``(basis, curvature)`` of :func:`tie_coordinate_basis`), the coordinates
+    (C, upper S) are ``basis @ θ`` with θ free (``tie_coord``), which removes the directions the
+    data leave flat; without it, C and S are free themselves (``tie_coef``, ``tie_sym``). With
+    a flat prior (MAP: any basis of the same span gives the same MLE) each column is stretched
+    by 1/√curvature, so the thresholds' curvature is the same along every θ direction and an
+    optimiser without a preconditioner (the Thurstonian models start where the curvature is
+    indefinite) sees them equally scaled; with a proper prior the basis stays orthonormal, so
+    the isotropic Normal prior on the coordinates is kept.
 
     Returns
     -------
@@ -237,7 +255,8 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     -----
     ``start_level`` c ≠ 0 starts the optimiser at the H of G₀ = c·1e₁ᵀ, i.e.
     h_ab = c(φ_a1 + φ_b1), positive for every pair because the first DCT-IV column is
-    positive. Threshold maps that are flat at h = 0 (the paper's |h|) need such a start.
+    positive (with ``basis``: its projection on the kept directions). Threshold maps that are
+    flat at h = 0 (the paper's |h|) need such a start.
     """
     full = dct_iv_basis(m)
     phi, phi_perp = full[:, :k], full[:, k:]
@@ -249,20 +268,19 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     # initial values only where needed, and for MAP only (nutpie cannot take them)
     start = start_level != 0 and prior == "flat"
     n_coef = (m - k) * k
-    if kept is None:
+    if basis is None:
         coef = free_real("tie_coef", prior, sigma, shape=(m - k, k), **({"initval": coef0} if start else {})) \
             if m > k else None
         sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
-    else:  # the identified coordinates free, the flat ones pinned at 0
-        kept_coef, kept_sym = kept[kept < n_coef], kept[kept >= n_coef] - n_coef
-        coef = None
-        if kept_coef.size:
-            free_coef = free_real("tie_coef", prior, sigma, shape=(kept_coef.size,),
-                                  **({"initval": coef0.ravel()[kept_coef]} if start else {}))
-            coef = pt.zeros(n_coef)[kept_coef].set(free_coef).reshape((m - k, k))
-        free_sym = free_real("tie_sym", prior, sigma, shape=(kept_sym.size,),
-                             **({"initval": sym0[kept_sym]} if start else {}))
-        sym = pt.zeros(n_symmetric(k))[kept_sym].set(free_sym)
+    else:  # the identified directions free, the flat ones removed
+        basis, curvature = basis
+        stretch = 1.0 / np.sqrt(curvature) if prior == "flat" else np.ones_like(curvature)
+        theta0 = (basis.T @ np.concatenate([coef0.ravel(), sym0])) / stretch
+        basis = basis * stretch
+        free = free_real("tie_coord", prior, sigma, shape=(basis.shape[1],), **({"initval": theta0} if start else {}))
+        coords = pt.as_tensor(basis) @ free
+        coef = coords[:n_coef].reshape((m - k, k)) if m > k else None
+        sym = coords[n_coef:]
     parts = [] if coef is None else [pt.as_tensor(phi_perp) @ coef]
     lower = np.flatnonzero(rows != cols)  # the mirror image of the strictly upper entries
     S = placed((k, k), [(rows, cols, sym), (cols[lower], rows[lower], sym[lower])])
