@@ -207,6 +207,14 @@ class BradleyTerry(Framework):
         return _canonical(self, values)
 
 
+def _compared_key(data) -> str:
+    """A digest of the compared pairs and their numbers of comparisons: what the identified tie
+    coordinates (:func:`~bayesrank.model.structures.tie_coordinate_basis`) depend on in the data."""
+    compared = data.totals > 0
+    pairs = np.stack([data.a[compared], data.b[compared]]).astype(np.int64)
+    return hashlib.sha1(pairs.tobytes() + np.asarray(data.totals[compared], float).tobytes()).hexdigest()
+
+
 def _factored_threshold(u, cells):
     """h_ab = g_a·φ_b + g_b·φ_a (+ η₀)."""
     h = (u["g_a"] * u["phi_b"]).sum(-1) + (u["g_b"] * u["phi_a"]).sum(-1)
@@ -280,9 +288,8 @@ class _TieFramework(Framework):
         def threshold(g_a, g_b):  # the threshold predictor on NumPy loadings (linear in them)
             return _factored_threshold({"g_a": g_a, "g_b": g_b, "phi_a": phi[a], "phi_b": phi[b]}, None)
 
-        n = data.totals[compared]
-        key = hashlib.sha1(np.stack([a, b]).astype(np.int64).tobytes() + np.asarray(n, float).tobytes()).hexdigest()
-        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, n, threshold, key)
+        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, data.totals[compared], threshold,
+                                    _compared_key(data))
 
     def _free_tie_basis(self, data):
         """The basis the free tie coordinates use: :meth:`_tie_basis`, except for a threshold map
@@ -297,7 +304,9 @@ class _TieFramework(Framework):
 
     def structure_key(self, data):
         basis = self._free_tie_basis(data)
-        return () if basis is None else ("tie_basis", hashlib.sha1(basis[0].tobytes() + basis[1].tobytes()).hexdigest())
+        # the basis is a function of the options (in the key already) and the compared pairs with
+        # their counts: their digest names it (hashing the basis itself cost 87 ms a fit at k_tie = 20)
+        return () if basis is None else ("tie_basis", _compared_key(data))
 
     def predictors(self, data):
         if self.k_tie == 0:
