@@ -74,6 +74,9 @@ DENSE_PRECONDITIONER_MAX = 1500
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
 WHITENED_PHASE = 300
+#: Runs continued from across an edge of the chart (:func:`maximise`'s ``edge``): each gains, so
+#: this only bounds the work (one run per loading column of a rank-3 Thurstonian model).
+EDGE_CROSSINGS = 3
 #: Newton iterations tried after each whitened phase (a Hessian each): Newton's method from a
 #: point where the Hessian is positive definite but far from the maximum crawls (paper model 6:
 #: 20 iterations without converging), the next whitened phase moves further for less.
@@ -103,6 +106,53 @@ def maximise(
     x0: np.ndarray,
     n: float,
     maxiter: int = 20000,
+    edge: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+    **options,
+) -> tuple[np.ndarray, dict]:
+    """Maximise a log-likelihood (see the module docstring), crossing the edges of its chart.
+
+    Parameters
+    ----------
+    logp_dlogp, hessian, x0, n, maxiter
+        As :func:`maximise_in_chart`.
+    edge : callable, optional
+        θ ↦ points equivalent to θ across an edge of the chart where the optimiser may stop
+        falsely (:meth:`bayesrank.model.framework.Framework.across_edge`: a Thurstonian loading
+        L_jj = e^θ run to 0, where the gradient in θ vanishes whatever the likelihood's slope in
+        L_jj). After each run the best of them that gains over the point reached (at most
+        :data:`EDGE_CROSSINGS` times) starts another run, so the maximum returned is never
+        lower than the one where the run stopped.
+    **options
+        The other arguments of :func:`maximise_in_chart`.
+
+    Returns
+    -------
+    theta : ndarray
+    info : dict
+        As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings``.
+    """
+    theta, info = maximise_in_chart(logp_dlogp, hessian, x0, n, maxiter, **options)
+    info["edge_crossings"] = 0
+    while edge is not None and info["edge_crossings"] < EDGE_CROSSINGS and info["iterations"] < maxiter:
+        lp = logp_dlogp(theta)[0]
+        gains = [(value, candidate) for candidate in edge(theta)
+                 if np.isfinite(value := logp_dlogp(candidate)[0]) and value > lp]
+        if not gains:
+            break
+        start = max(gains, key=lambda pair: pair[0])[1]
+        options.pop("start_hessian", None)  # (the approximate Hessian belongs to the first start)
+        theta, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
+        info = {key: info[key] + more.get(key, 0) for key in info}
+        info["edge_crossings"] += 1
+    return theta, info
+
+
+def maximise_in_chart(
+    logp_dlogp: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    hessian: Callable[[np.ndarray], np.ndarray],
+    x0: np.ndarray,
+    n: float,
+    maxiter: int = 20000,
     information_diagonal: Callable[[np.ndarray], np.ndarray] | None = None,
     canonical: Callable[[np.ndarray], np.ndarray] | None = None,
     gauge: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -110,7 +160,7 @@ def maximise(
     information_product: Callable[[np.ndarray], tuple[Callable, np.ndarray]] | None = None,
     concave: bool = False,
 ) -> tuple[np.ndarray, dict]:
-    """Maximise a log-likelihood (see the module docstring).
+    """Maximise a log-likelihood in one chart (see the module docstring).
 
     Parameters
     ----------
