@@ -170,6 +170,8 @@ def test_across_edge_mirrors_a_loading_column_run_to_zero(small):
     bound, theta, _ = _values_at(framework, small, 5)
     structure = bound.structure
     assert framework.across_edge(bound.natural(theta)) == []
+    assert framework.edge_description(bound.natural(theta), 0) is None
+    assert "inside the chart" in framework.edge_description(bound.natural(theta), 1)
     diag = np.flatnonzero(structure.natural.exp_columns)  # L_00, L_11 = e^θ
     theta[diag[1]] = -40.0  # L_11 = e^-40: at the edge
     B = zero_sum_basis(small.n_items)
@@ -177,6 +179,7 @@ def test_across_edge_mirrors_a_loading_column_run_to_zero(small):
     assert abs(L[1, 1]) < 1e-15
     moved = framework.across_edge(bound.natural(theta))
     assert moved
+    assert "not available" in framework.edge_description(bound.natural(theta), 0)
     lp = bound.logp_dlogp(theta)[0]
     for values in moved:
         M = B.T @ values["cov_raw_loading"]

@@ -230,6 +230,12 @@ class Framework:
         """
         return []
 
+    def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
+        """In words, what the estimate ``values`` means after the optimiser crossed the edge of
+        :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when
+        neither happened."""
+        return None
+
     def gauge(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         """Tangent directions of a continuous symmetry of the likelihood that the variables'
         constraints leave (HJA: GL(r + 1) acting on its factors), at ``values`` of the natural

@@ -165,6 +165,29 @@ def _across_edge(framework, values):
     return out
 
 
+def _edge_description(framework, values, crossings):
+    """The loadings' chart after the optimiser crossed its edge, or with the estimate on it."""
+    at_edge = bool(_across_edge(framework, values))
+    if not crossings and not at_edge:
+        return None
+    text = []
+    if crossings:
+        text.append(f"the optimiser stopped {crossings} time(s) with a diagonal entry L_jj of the loadings' "
+                    "lower-triangular factor run to 0, where its log-scale coordinate has no gradient whatever "
+                    "the likelihood's slope, and continued from the mirror image of that column (the same "
+                    "likelihood and ΛΛᵀ) with L_jj > 0 where the likelihood rose")
+    if at_edge:
+        text.append("the estimate has a diagonal entry L_jj of the loadings' factor at 0 (below 1e-4 of its "
+                    "column): the likelihood does not rise across it, but the log-scale coordinate of L_jj has "
+                    "no information there, so Wald intervals from this chart are not available although ΛΛᵀ "
+                    "may be identified")
+    else:
+        text.append("the estimate is inside the chart (every L_jj > 0), so the information and the Wald "
+                    "intervals are the usual ones of the identified quantities: scores, d and ΛΛᵀ (loadings "
+                    "reported in the rotation with a positive diagonal of L)")
+    return "; ".join(text) + "."
+
+
 THURSTONIAN_NOTE = ("Thurstonian mean μ under trace(PΣP) = 1: the odds of a against b depend on their "
                     "dispersion s_ab, so a score difference has no fixed Elo meaning")
 
@@ -242,6 +265,9 @@ class BradleyTerry(Framework):
 
     def across_edge(self, values):
         return _across_edge(self, values)
+
+    def edge_description(self, values, crossings):
+        return _edge_description(self, values, crossings)
 
 
 def _compared_key(data) -> str:
@@ -364,6 +390,9 @@ class _TieFramework(Framework):
 
     def across_edge(self, values):
         return _across_edge(self, values)
+
+    def edge_description(self, values, crossings):
+        return _edge_description(self, values, crossings)
 
     def reported(self):
         names = ["score"]
