@@ -283,9 +283,7 @@ def maximise_in_chart(
     for kind in restarts:
         if done or iterations >= maxiter:
             break
-        if kind == "whitened":
-            # curvature from the exact Hessian with |eigenvalues| floored: the flat directions
-            # are stretched and the negative ones flipped, so L-BFGS-B sees a round problem
+        if kind == "whitened":  # (_whitening says how)
             if information is None:
                 information = -hessian(theta)
             theta, more = lbfgs(theta, maxiter - iterations, whitening=_whitening(information, n))
