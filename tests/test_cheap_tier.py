@@ -64,7 +64,7 @@ def test_the_log_density_moves_to_the_hot_tier_after_the_policys_reuses(monkeypa
     framework = br.BTL()
     prepared = framework.prepare(data)
     structure = compiled(framework, prepared, "flat")
-    structure.hot, structure.reuses, structure.calls = False, 0, 0  # as if built just now (the process cache may hold it)
+    structure.hot, structure.reuses = False, 0  # as if built just now (the process cache may hold it)
     fits, states = [], []
     for _ in range(backend.JIT_AFTER + 1):  # the k-th fit reuses the structure for the k-th time
         fits.append(br.fit(framework, data))
@@ -72,19 +72,3 @@ def test_the_log_density_moves_to_the_hot_tier_after_the_policys_reuses(monkeypa
     assert structure.reuses == backend.JIT_AFTER + 1
     assert states == [hot_after is not None and k >= hot_after for k in range(1, backend.JIT_AFTER + 2)]
     np.testing.assert_allclose(fits[-1].scores().to_numpy(), fits[0].scores().to_numpy(), rtol=1e-9, atol=1e-12)
-
-
-def test_a_model_with_long_fits_moves_to_the_hot_tier_at_its_first_reuse(monkeypatch):
-    """Fits that called the log-density JIT_CALLS times each on average pay the move back at once;
-    fewer calls wait for JIT_AFTER reuses."""
-    monkeypatch.setenv(backend.JIT_ENV, "cached")
-    data = br.load("mtbench-judges")
-    framework = br.BTL()
-    prepared = framework.prepare(data)
-    structure = compiled(framework, prepared, "flat")
-    structure.hot, structure.reuses, structure.calls = False, 0, backend.JIT_CALLS - 1
-    compiled(framework, prepared, "flat")  # reused once after short fits: stays
-    assert not structure.hot and structure.reuses == 1
-    structure.calls = 2 * backend.JIT_CALLS  # two long fits
-    compiled(framework, prepared, "flat")
-    assert structure.hot

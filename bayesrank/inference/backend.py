@@ -17,7 +17,7 @@ operations (PyTensor's virtual machine without C thunks) cost nothing to link.
   process. It needs no compiler at all, so a fit whose rewritten graphs are on disk links in
   milliseconds, in the first process after an install as in every later one.
 * **hot** (``HOT``: numba): the log-density of a model reused :data:`JIT_AFTER` times in the
-  same process, or reused once after fits of :data:`JIT_CALLS` log-density calls each — the L-BFGS loop calls it a hundred times per fit, and numba's code is
+  same process — the L-BFGS loop calls it a hundred times per fit, and numba's code is
   faster there (Davidson k_tie = 1 on arena-2024: 0.1 s a fit against 0.3 s on the cheap
   tier); with it, the per-cell derivatives of the model's link (the Newton steps' Hessians,
   :meth:`bayesrank.inference.kernels.LinkKernel.promote`). Moving costs about a second in every
@@ -66,12 +66,6 @@ CHEAP, HOT = "vm", "numba"
 #: Under the default policy a structure reused this many times in a process is JIT-compiled
 #: even when its hot code is not on disk yet (simulations, bootstraps, cross-validation).
 JIT_AFTER = 3
-#: Under the default policy a structure whose fits so far called its log-density this many times
-#: each on average moves at its first reuse: such a fit (the rank-3 Thurstonian covariance
-#: models' L-BFGS-B loops, 700–6,000 calls on arena-2024) spends seconds on the cheap tier —
-#: Rao–Kupper k_cov = 3 4.1 ms a call against 0.34 ms hot, 8.6 against 1.9 ms with k_tie = 10 —
-#: where the move costs about a second with numba's code on disk (1.1 s CPU for the former).
-JIT_CALLS = 500
 #: Graph-cache folders of other source versions kept besides the current one (see :func:`graph_directory`).
 KEEP_VERSIONS = 8
 
@@ -118,8 +112,7 @@ class Compiled:
 
 
 def jit_policy() -> str:
-    """``BAYESRANK_JIT``: ``cached`` (default: after :data:`JIT_AFTER` reuses or one reuse of a
-    model whose fits are long, :data:`JIT_CALLS`; from numba's
+    """``BAYESRANK_JIT``: ``cached`` (default: after :data:`JIT_AFTER` reuses, from numba's
     cache when it has the code), ``always`` or ``never``."""
     policy = os.environ.get(JIT_ENV, "cached")
     return policy if policy in JIT_POLICIES else "cached"

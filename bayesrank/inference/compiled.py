@@ -118,8 +118,6 @@ class Structure:
         self.hot = False
         #: how often the structure was fitted again in this process
         self.reuses = 0
-        #: log-density calls in this process (:data:`~bayesrank.inference.backend.JIT_CALLS`)
-        self.calls = 0
         self._point = self.model.initial_point()
         self.value_vars = list(self.model.value_vars)
         self.slices, start = {}, 0
@@ -177,16 +175,13 @@ class Structure:
         """Called when the structure is fitted again: run the log-density on the hot tier from now
         on when the policy allows it (:func:`bayesrank.inference.backend.jit_policy`) or
         ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default once the
-        structure has been reused :data:`~bayesrank.inference.backend.JIT_AFTER` times, or once
-        when its fits so far called the log-density :data:`~bayesrank.inference.backend.JIT_CALLS`
-        times each on average (moving costs a second even when numba's code is on disk, so it
-        pays only over several fits or long ones)."""
+        structure has been reused :data:`~bayesrank.inference.backend.JIT_AFTER` times (moving
+        costs a second even when numba's code is on disk, so it pays only over several fits)."""
         self.reuses += 1
         if self.hot:
             return
         policy = backend.jit_policy()
-        long_fits = self.calls >= backend.JIT_CALLS * self.reuses
-        if force or policy == "always" or (policy == "cached" and (self.reuses >= backend.JIT_AFTER or long_fits)):
+        if force or policy == "always" or (policy == "cached" and self.reuses >= backend.JIT_AFTER):
             self._logp_hot(self.x0, *self._template_cells())
             self.kernels["link"].promote()  # the per-cell derivatives of every Newton step
             self.hot = True
@@ -196,7 +191,6 @@ class Structure:
 
     def logp_dlogp(self, theta: np.ndarray, cells: Mapping[str, np.ndarray], counts: np.ndarray):
         """Log-density and its gradient at θ for the given cells."""
-        self.calls += 1
         fn = self._logp_hot if self.hot else self._logp_cheap
         lp, grad = fn(theta, *[cells[name] for name in self.cell_names], counts)
         return float(lp), grad
