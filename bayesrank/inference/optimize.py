@@ -68,8 +68,11 @@ BACKTRACKING = (1.0, 0.5, 0.25, 0.125, 0.0625)
 #: shortens exactly those components, where backtracking shrinks all of them.
 DAMPING = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
-#: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase).
-DENSE_PRECONDITIONER_MAX = 1500
+#: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase): the
+#: rank-3 Thurstonian models with k_tie = 10 (1,882 coordinates) need it — paper model 29 on
+#: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
+#: the diagonal scaling alone stopped unconverged after 6394 + 11.
+DENSE_PRECONDITIONER_MAX = 2000
 #: Iterations of each L-BFGS-B phase whitened by the exact Hessian at its start, where the
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
