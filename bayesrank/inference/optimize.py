@@ -26,6 +26,9 @@
    method converges.
 4. Where Newton still stalls, L-BFGS-B resumes to its tight tolerance whitened (once more) and
    then with the diagonal scaling, each followed by one more Newton attempt.
+5. Where a run stops at an edge of its chart (``edge``: a Thurstonian loading L_jj = e^θ run to
+   0), the phases run again from an equivalent point across it where the likelihood is higher
+   (:func:`maximise`).
 
 The estimate returned is the ``canonical`` representative of its point (the signs of the
 Thurstonian t).
