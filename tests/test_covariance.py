@@ -215,7 +215,7 @@ def test_maximise_continues_across_the_edge_of_its_chart():
 
     start = np.array([0.0, 1.0])
     stuck, info = maximise(logp_dlogp, hessian, start, 1.0, 2000)
-    assert logp_dlogp(stuck)[0] == pytest.approx(-1.0, abs=1e-6) and info["edge_crossings"] == 0
+    assert logp_dlogp(stuck)[0] == pytest.approx(-1.0, abs=1e-6) and "edge_crossings" not in info
     theta, info = maximise(logp_dlogp, hessian, start, 1.0, 2000, edge=edge)
     assert info["edge_crossings"] == 1
     assert logp_dlogp(theta)[0] == pytest.approx(0.0, abs=1e-10)

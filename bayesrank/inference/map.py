@@ -363,7 +363,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         "information": kind,
         "near_duplicates": [list(d) for d in near_duplicates],
         **check,
-        **({"edge": edge} if (edge := framework.edge_description(bound.natural(theta), optimiser["edge_crossings"]))
+        **({"edge": edge} if (edge := framework.edge_description(bound.natural(theta), optimiser.get("edge_crossings", 0)))
            else {}),
         **(found.diagnostics if found is not None else {}),
     }

@@ -135,11 +135,12 @@ def maximise(
     -------
     theta : ndarray
     info : dict
-        As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings``.
+        As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings`` when there
+        were any (so fits that never reach an edge report what they did before).
     """
     theta, info = maximise_in_chart(logp_dlogp, hessian, x0, n, maxiter, **options)
-    info["edge_crossings"] = 0
-    while edge is not None and info["edge_crossings"] < EDGE_CROSSINGS and info["iterations"] < maxiter:
+    crossings = 0
+    while edge is not None and crossings < EDGE_CROSSINGS and info["iterations"] < maxiter:
         lp = logp_dlogp(theta)[0]
         gains = [(value, candidate) for candidate in edge(theta)
                  if np.isfinite(value := logp_dlogp(candidate)[0]) and value > lp]
@@ -149,8 +150,8 @@ def maximise(
         options.pop("start_hessian", None)  # (the approximate Hessian belongs to the first start)
         theta, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
         info = {key: info[key] + more.get(key, 0) for key in info}
-        info["edge_crossings"] += 1
-    return theta, info
+        crossings += 1
+    return theta, {**info, "edge_crossings": crossings} if crossings else info
 
 
 def maximise_in_chart(
