@@ -160,3 +160,63 @@ def test_canonical_point_has_the_same_likelihood_and_positive_t(small, k_cov):
     for name in ("score", "cov_diag", *(("cov_loading",) if k_cov else ())):
         np.testing.assert_allclose(v2[name], v[name], atol=1e-10)
     assert framework.canonical(bound.natural(theta2)) is None
+
+
+def test_across_edge_mirrors_a_loading_column_run_to_zero(small):
+    """A loading column whose diagonal L_jj = e^θ has run to 0 is offered mirrored (the column
+    negated: the same ΛΛᵀ) with L_jj restarted at small positive values; away from the edge
+    nothing is offered."""
+    framework = br.RaoKupper(k_tie=1, k_cov=2)
+    bound, theta, _ = _values_at(framework, small, 5)
+    structure = bound.structure
+    assert framework.across_edge(bound.natural(theta)) == []
+    assert framework.edge_description(bound.natural(theta), 0) is None
+    assert "inside the chart" in framework.edge_description(bound.natural(theta), 1)
+    diag = np.flatnonzero(structure.natural.exp_columns)  # L_00, L_11 = e^θ
+    theta[diag[1]] = -40.0  # L_11 = e^-40: at the edge
+    B = zero_sum_basis(small.n_items)
+    L = B.T @ bound.natural(theta)["cov_raw_loading"]
+    assert abs(L[1, 1]) < 1e-15
+    moved = framework.across_edge(bound.natural(theta))
+    assert moved
+    assert "not available" in framework.edge_description(bound.natural(theta), 0)
+    lp = bound.logp_dlogp(theta)[0]
+    for values in moved:
+        M = B.T @ values["cov_raw_loading"]
+        np.testing.assert_allclose(M[:, 0], L[:, 0], atol=1e-12)           # the other column stays
+        np.testing.assert_allclose(M[2:, 1], -L[2:, 1], atol=1e-12)        # this one is negated
+        assert 0 < M[1, 1] <= 0.1 * np.linalg.norm(L[:, 1]) + 1e-12
+        theta2 = structure.natural.theta_for(values, theta)
+        np.testing.assert_allclose(B.T @ bound.natural(theta2)["cov_raw_loading"], M, atol=1e-10)
+    # the smallest restart is (nearly) the same point of the likelihood: a mirror image
+    smallest = structure.natural.theta_for(moved[0], theta)
+    assert bound.logp_dlogp(smallest)[0] == pytest.approx(lp, rel=1e-6)
+
+
+def test_maximise_continues_across_the_edge_of_its_chart():
+    """ℓ(x, y) = −(xy + 1)² − (y² − 1)² with x = e^u, from y > 0: the maximum wants x < 0, so
+    u runs to −∞ and the gradient in u vanishes at ℓ = −1 (a false stop); its mirror (−x, −y)
+    is the same likelihood, and from there the maximum ℓ = 0 is reached."""
+    from bayesrank.inference.optimize import maximise
+
+    def logp_dlogp(theta):
+        x, y = np.exp(theta[0]), theta[1]
+        r, s = x * y + 1.0, y * y - 1.0
+        return -(r * r) - s * s, np.array([-2 * r * y * x, -2 * r * x - 4 * s * y])
+
+    def hessian(theta, h=1e-6):
+        cols = [(logp_dlogp(theta + h * e)[1] - logp_dlogp(theta - h * e)[1]) / (2 * h) for e in np.eye(2)]
+        H = np.column_stack(cols)
+        return 0.5 * (H + H.T)
+
+    def edge(theta):
+        x, y = np.exp(theta[0]), theta[1]
+        return [] if x >= 1e-4 * np.hypot(x, y) else [np.array([np.log(step * abs(y)), -y]) for step in (1e-3, 1e-1)]
+
+    start = np.array([0.0, 1.0])
+    stuck, info = maximise(logp_dlogp, hessian, start, 1.0, 2000)
+    assert logp_dlogp(stuck)[0] == pytest.approx(-1.0, abs=1e-6) and "edge_crossings" not in info
+    theta, info = maximise(logp_dlogp, hessian, start, 1.0, 2000, edge=edge)
+    assert info["edge_crossings"] == 1
+    assert logp_dlogp(theta)[0] == pytest.approx(0.0, abs=1e-10)
+    np.testing.assert_allclose([np.exp(theta[0]), theta[1]], [1.0, -1.0], atol=1e-5)

@@ -186,9 +186,13 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     gauge = symmetry if framework.n_gauge(prepared) else None  # then: work in its complement
 
+    def across_edge(theta):
+        """Equivalent points across the edge of the chart (Framework.across_edge)."""
+        return [structure.natural.theta_for(moved, theta) for moved in framework.across_edge(bound.natural(theta))]
+
     theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical, gauge=gauge,
+                                canonical=canonical, gauge=gauge, edge=across_edge,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
                                 concave=structure.concave)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
@@ -359,6 +363,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         "information": kind,
         "near_duplicates": [list(d) for d in near_duplicates],
         **check,
+        **({"edge": edge} if (edge := framework.edge_description(bound.natural(theta), optimiser.get("edge_crossings", 0)))
+           else {}),
         **(found.diagnostics if found is not None else {}),
     }
     if boot is not None:

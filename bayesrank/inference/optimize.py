@@ -26,6 +26,9 @@
    method converges.
 4. Where Newton still stalls, L-BFGS-B resumes to its tight tolerance whitened (once more) and
    then with the diagonal scaling, each followed by one more Newton attempt.
+5. Where a run stops at an edge of its chart (``edge``: a Thurstonian loading L_jj = e^θ run to
+   0), the phases run again from an equivalent point across it where the likelihood is higher
+   (:func:`maximise`).
 
 The estimate returned is the ``canonical`` representative of its point (the signs of the
 Thurstonian t).
@@ -68,12 +71,18 @@ BACKTRACKING = (1.0, 0.5, 0.25, 0.125, 0.0625)
 #: shortens exactly those components, where backtracking shrinks all of them.
 DAMPING = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
-#: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase).
-DENSE_PRECONDITIONER_MAX = 1500
+#: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase): the
+#: rank-3 Thurstonian models with k_tie = 10 (1,882 coordinates) need it — paper model 29 on
+#: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
+#: the diagonal scaling alone stopped unconverged after 6394 + 11.
+DENSE_PRECONDITIONER_MAX = 2000
 #: Iterations of each L-BFGS-B phase whitened by the exact Hessian at its start, where the
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
 WHITENED_PHASE = 300
+#: Runs continued from across an edge of the chart (:func:`maximise`'s ``edge``): each gains, so
+#: this only bounds the work (one run per loading column of a rank-3 Thurstonian model).
+EDGE_CROSSINGS = 3
 #: Newton iterations tried after each whitened phase (a Hessian each): Newton's method from a
 #: point where the Hessian is positive definite but far from the maximum crawls (paper model 6:
 #: 20 iterations without converging), the next whitened phase moves further for less.
@@ -103,6 +112,54 @@ def maximise(
     x0: np.ndarray,
     n: float,
     maxiter: int = 20000,
+    edge: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+    **options,
+) -> tuple[np.ndarray, dict]:
+    """Maximise a log-likelihood (see the module docstring), crossing the edges of its chart.
+
+    Parameters
+    ----------
+    logp_dlogp, hessian, x0, n, maxiter
+        As :func:`maximise_in_chart`.
+    edge : callable, optional
+        θ ↦ points equivalent to θ across an edge of the chart where the optimiser may stop
+        falsely (:meth:`bayesrank.model.framework.Framework.across_edge`: a Thurstonian loading
+        L_jj = e^θ run to 0, where the gradient in θ vanishes whatever the likelihood's slope in
+        L_jj). After each run the best of them that gains over the point reached (at most
+        :data:`EDGE_CROSSINGS` times) starts another run, so the maximum returned is never
+        lower than the one where the run stopped.
+    **options
+        The other arguments of :func:`maximise_in_chart`.
+
+    Returns
+    -------
+    theta : ndarray
+    info : dict
+        As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings`` when there
+        were any (so fits that never reach an edge report what they did before).
+    """
+    theta, info = maximise_in_chart(logp_dlogp, hessian, x0, n, maxiter, **options)
+    crossings = 0
+    while edge is not None and crossings < EDGE_CROSSINGS and info["iterations"] < maxiter:
+        lp = logp_dlogp(theta)[0]
+        gains = [(value, candidate) for candidate in edge(theta)
+                 if np.isfinite(value := logp_dlogp(candidate)[0]) and value > lp]
+        if not gains:
+            break
+        start = max(gains, key=lambda pair: pair[0])[1]
+        options.pop("start_hessian", None)  # (the approximate Hessian belongs to the first start)
+        theta, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
+        info = {key: info[key] + more.get(key, 0) for key in info}
+        crossings += 1
+    return theta, {**info, "edge_crossings": crossings} if crossings else info
+
+
+def maximise_in_chart(
+    logp_dlogp: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    hessian: Callable[[np.ndarray], np.ndarray],
+    x0: np.ndarray,
+    n: float,
+    maxiter: int = 20000,
     information_diagonal: Callable[[np.ndarray], np.ndarray] | None = None,
     canonical: Callable[[np.ndarray], np.ndarray] | None = None,
     gauge: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -110,7 +167,7 @@ def maximise(
     information_product: Callable[[np.ndarray], tuple[Callable, np.ndarray]] | None = None,
     concave: bool = False,
 ) -> tuple[np.ndarray, dict]:
-    """Maximise a log-likelihood (see the module docstring).
+    """Maximise a log-likelihood in one chart (see the module docstring).
 
     Parameters
     ----------
@@ -233,9 +290,7 @@ def maximise(
     for kind in restarts:
         if done or iterations >= maxiter:
             break
-        if kind == "whitened":
-            # curvature from the exact Hessian with |eigenvalues| floored: the flat directions
-            # are stretched and the negative ones flipped, so L-BFGS-B sees a round problem
+        if kind == "whitened":  # (_whitening says how)
             if information is None:
                 information = -hessian(theta)
             theta, more = lbfgs(theta, maxiter - iterations, whitening=_whitening(information, n))

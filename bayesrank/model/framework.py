@@ -218,6 +218,24 @@ class Framework:
         """
         return None
 
+    def across_edge(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+        """Points equivalent to ``values`` across an edge of the chart where the optimiser can
+        stop falsely, each moved a little into the side the likelihood rises on (natural
+        variables → new values); empty (the default) without such an edge or away from it.
+
+        For coordinates on a log scale whose natural value may reach 0 (the Thurstonian
+        loadings' L_jj = e^θ): at the edge the gradient in θ vanishes whatever the likelihood's
+        slope, and the MAP continues from whichever of these points gains
+        (:func:`bayesrank.inference.optimize.maximise`).
+        """
+        return []
+
+    def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
+        """In words, what the estimate ``values`` means after the optimiser crossed the edge of
+        :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when
+        neither happened."""
+        return None
+
     def gauge(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         """Tangent directions of a continuous symmetry of the likelihood that the variables'
         constraints leave (HJA: GL(r + 1) acting on its factors), at ``values`` of the natural

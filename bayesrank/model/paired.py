@@ -54,6 +54,7 @@ from bayesrank.model.structures import (
     thurstonian,
     tie_coordinate_basis,
     tie_factors,
+    zero_sum_basis,
     zero_sum_scores,
 )
 
@@ -131,6 +132,62 @@ def _canonical(framework, values):
     return out
 
 
+#: A loading column is at the edge of the exp chart when its diagonal entry L_jj is below this
+#: fraction of the column's norm (the arena's model 16 stopped at 1e-7 of it).
+EDGE = 1e-4
+#: Where the mirrored column's diagonal may restart, as fractions of the column's norm (the
+#: optimiser takes the best): the arena's model 15 gains most at 1e-4 (2.3e-4 in between), and
+#: loses beyond 1e-3.
+EDGE_STEPS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+
+
+def _across_edge(framework, values):
+    """L_jj = e^θ > 0 run to 0 stops the optimiser falsely: the gradient in θ is L_jj ∂ℓ/∂L_jj.
+    Negating the column (Λ̃ → Λ̃ diag(±1), the same Λ̃Λ̃ᵀ and likelihood) mirrors the slope
+    ∂ℓ/∂L_jj at L_jj = 0, so with the column negated and L_jj set to a small positive value the
+    likelihood rises when it fell towards the edge: the real chart's L_jj < 0, represented in
+    the exp chart."""
+    if not framework.k_cov:
+        return []
+    raw = np.asarray(values["cov_raw_loading"], dtype=float)
+    B = zero_sum_basis(raw.shape[0])
+    L = B.T @ raw
+    out = []
+    for j in range(framework.k_cov):
+        norm = np.linalg.norm(L[:, j])
+        if not norm > 0 or L[j, j] >= EDGE * norm:
+            continue
+        for step in EDGE_STEPS:
+            moved = L.copy()
+            moved[:, j] *= -1.0
+            moved[j, j] = step * norm
+            out.append({"cov_raw_loading": B @ moved})
+    return out
+
+
+def _edge_description(framework, values, crossings):
+    """The loadings' chart after the optimiser crossed its edge, or with the estimate on it."""
+    at_edge = bool(_across_edge(framework, values))
+    if not crossings and not at_edge:
+        return None
+    text = []
+    if crossings:
+        text.append(f"the optimiser stopped {crossings} time(s) with a diagonal entry L_jj of the loadings' "
+                    "lower-triangular factor run to 0, where its log-scale coordinate has no gradient whatever "
+                    "the likelihood's slope, and continued from the mirror image of that column (the same "
+                    "likelihood and ΛΛᵀ) with L_jj > 0 where the likelihood rose")
+    if at_edge:
+        text.append("the estimate has a diagonal entry L_jj of the loadings' factor at 0 (below 1e-4 of its "
+                    "column): the likelihood does not rise across it, but the log-scale coordinate of L_jj has "
+                    "no information there, so Wald intervals from this chart are not available although ΛΛᵀ "
+                    "may be identified")
+    else:
+        text.append("the estimate is inside the chart (every L_jj > 0), so the information and the Wald "
+                    "intervals are the usual ones of the identified quantities: scores, d and ΛΛᵀ (loadings "
+                    "reported in the rotation with a positive diagonal of L)")
+    return "; ".join(text) + "."
+
+
 THURSTONIAN_NOTE = ("Thurstonian mean μ under trace(PΣP) = 1: the odds of a against b depend on their "
                     "dispersion s_ab, so a score difference has no fixed Elo meaning")
 
@@ -205,6 +262,12 @@ class BradleyTerry(Framework):
 
     def canonical(self, values):
         return _canonical(self, values)
+
+    def across_edge(self, values):
+        return _across_edge(self, values)
+
+    def edge_description(self, values, crossings):
+        return _edge_description(self, values, crossings)
 
 
 def _compared_key(data) -> str:
@@ -324,6 +387,12 @@ class _TieFramework(Framework):
 
     def canonical(self, values):
         return _canonical(self, values)
+
+    def across_edge(self, values):
+        return _across_edge(self, values)
+
+    def edge_description(self, values, crossings):
+        return _edge_description(self, values, crossings)
 
     def reported(self):
         names = ["score"]
