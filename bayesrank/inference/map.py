@@ -157,8 +157,10 @@ def _threads() -> ThreadpoolController:
 
 def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight):
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
+    # point estimates only (intervals="none"): no covariance, no standard errors, no draws
+    uncertainty = intervals != "none"
     prepared = framework.prepare(data)
-    if intervals == "none" and framework.n_gauge(prepared):
+    if not uncertainty and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
                              "with a continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
@@ -238,7 +240,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                 "some parameters are not identified by these data, so Wald intervals are not available; "
                 "use method='nuts' (proper priors) or a simpler model."
             )
-    elif mle_exists and intervals != "none":  # no MLE: nothing to invert (the information may be singular)
+    elif mle_exists and uncertainty:  # no MLE: nothing to invert (the information may be singular)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
             if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
@@ -281,7 +283,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                          "estimate does not exist or was not reached; the intervals come from the other "
                          f"{n_boot - boot['n_failed']}.")
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
-    if intervals == "none":  # point estimates only: no uncertainty, no draws
+    if not uncertainty:
         se, cross, sample = {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}
     elif cov_factor is not None:
         se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
@@ -327,7 +329,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()
                if name in cross and not factored},
             "theta": ("free", theta),
-            **({"theta_cov": (("free", "free_"), cov)} if not factored and intervals != "none" else {}),
+            **({"theta_cov": (("free", "free_"), cov)} if not factored and uncertainty else {}),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
@@ -338,9 +340,9 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
-               "covariance_stored": int(not factored and intervals != "none")},
+               "covariance_stored": int(not factored and uncertainty)},
     )
-    posterior = None if intervals == "none" else xr.Dataset(
+    posterior = None if not uncertainty else xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
         coords={"chain": [0], "draw": np.arange(n_draws),
                 **{k: v for k, v in coords.items() if any(k in d for d in dims.values())}},
