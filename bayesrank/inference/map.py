@@ -38,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.data import memo
 from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics, backend
@@ -159,7 +160,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
     # point estimates only (intervals="none"): no covariance, no standard errors, no draws
     uncertainty = intervals != "none"
-    prepared = framework.prepare(data)
+    # one read-only object per content of the data, and its prepared cells: what is derived from
+    # them alone (graph facts, the tree's data groups) is computed for the first fit only
+    data = memo.canonical(data)
+    prepared = memo.remembered(data, ("prepared", framework.spec_json()), lambda: memo.frozen(framework.prepare(data)))
     if not uncertainty and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
