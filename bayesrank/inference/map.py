@@ -322,10 +322,11 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         cell_log_probs = np.full_like(cell_log_probs, np.nan)
         loglik = float("nan")
 
-    # label coordinates as pandas indexes, made once for both groups (xarray builds one from a list
-    # in every Dataset that names it)
-    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}
+    used = tuple(sorted({k for d in dims.values() for k in d}))
+    estimate_coords, posterior_coords = memo.remembered(
+        prepared, ("coordinates", framework.spec_json(), used, n_draws),
+        lambda: _coordinates(framework, prepared, used, n_draws))
     estimate = xr.Dataset(
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
@@ -337,9 +338,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
-        coords={**{k: v for k, v in coords.items() if any(k in d for d in dims.values()) or k == "item"},
-                "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
-                "cell": np.arange(prepared.n_cells)},
+        coords=estimate_coords,
         attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals,
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
@@ -348,8 +347,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     )
     posterior = None if not uncertainty else xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
-        coords={"chain": [0], "draw": np.arange(n_draws),
-                **{k: v for k, v in coords.items() if any(k in d for d in dims.values())}},
+        coords=posterior_coords,
         attrs={"inference": "bootstrap replicates of the MLE" if boot is not None
                else "draws from the asymptotic normal of the MLE"},
     )
@@ -372,6 +370,21 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
                     diagnostics=diagnostics, warnings=notes)
+
+
+def _coordinates(framework: Framework, prepared: Comparisons, used: tuple[str, ...], n_draws: int
+                 ) -> tuple[xr.Coordinates, xr.Coordinates]:
+    """The coordinates of the ``estimate`` and ``posterior`` groups, with their indexes: made once
+    per prepared data (:mod:`bayesrank.data.memo`; a Dataset copies the coordinate variables it is
+    given, and pandas indexes are immutable), where building them from lists took xarray about
+    half of each group's construction. ``used``: the dims the model variables have."""
+    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
+    named = {k: v for k, v in coords.items() if k in used}
+    estimate = xr.Coordinates({**named, **({"item": coords["item"]} if "item" in coords else {}),
+                               "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
+                               "cell": np.arange(prepared.n_cells)})
+    posterior = xr.Coordinates({"chain": [0], "draw": np.arange(n_draws), **named})
+    return estimate, posterior
 
 
 def _cov_shape(shape: tuple, blocked: bool) -> tuple:
