@@ -888,6 +888,13 @@ class Bound:
         return self.structure.local_rows(self.cells)
 
     @cached_property
+    def matrix_positions(self) -> dict:
+        """Flat positions of the cells' blocks in a natural-coordinate matrix, by pair of
+        predictors (filled by :class:`~bayesrank.inference.information.CellDerivatives`): they
+        depend on the cells, not on θ, and every information of the fit reuses them."""
+        return {}
+
+    @cached_property
     def last_at(self) -> dict:
         """This fit's memo of quantities derived at one θ (the last θ asked for, per kind):
         the steps of a fit that all need them at θ̂ — information, existence check, cell
