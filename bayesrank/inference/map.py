@@ -192,7 +192,18 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     gauge = symmetry if framework.n_gauge(prepared) else None  # then: work in its complement
 
-    theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
+    def cells_logp_dlogp(theta):
+        """Log-likelihood and gradient from the cells' kernels (the link's per-cell log-likelihood
+        and derivatives, :class:`CellDerivatives`), kept for θ in ``bound.last_at``: the information
+        at a point Newton's line search accepts then costs no second pass over the cells."""
+        cd = CellDerivatives.at(bound, theta)
+        return float(cd.link["loglik"].sum()), structure.natural.pull_back(cd.gradient(), theta)
+
+    # a concave log-likelihood goes to Newton's method from the start (optimize.py): a few
+    # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
+    # evaluations are cheaper by the compiled log-density
+    logp_dlogp = cells_logp_dlogp if structure.concave else bound.logp_dlogp
+    theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
                                 canonical=canonical, gauge=gauge,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
@@ -204,7 +215,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         return matrix if chart is None else chart.T @ matrix @ chart
 
     observed = reduced(information(bound, theta, "observed"))
-    grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
+    grad_norm = float(np.max(np.abs(logp_dlogp(theta)[1])) / n)
     # many free coordinates: the covariance stays a factor (below), made in the information's own
     # memory (which nothing else needs then): one n × n array at a time
     factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
