@@ -895,6 +895,13 @@ class Bound:
         return {}
 
     @cached_property
+    def affine_predictors(self) -> dict:
+        """Per linear predictor, its value at zero inputs and its Jacobian on the fit's cells
+        (filled by :class:`~bayesrank.inference.information.CellDerivatives`): the same at every
+        θ, so each later point costs a product instead of a call of the predictor's kernel."""
+        return {}
+
+    @cached_property
     def last_at(self) -> dict:
         """This fit's memo of quantities derived at one θ (the last θ asked for, per kind):
         the steps of a fit that all need them at θ̂ — information, existence check, cell

@@ -200,14 +200,16 @@ class CellDerivatives:
         Per-cell data arrays (any cells: the fit's own or new ones to predict).
     counts : ndarray, optional
         ``(n, 3)`` counts (zeros when predicting).
-    rows, positions : dict, optional
-        The cells' :meth:`~bayesrank.inference.compiled.Structure.local_rows` and a dict in which
-        the flat matrix positions of their blocks are kept (:meth:`at`: the bound model's own,
-        made once per fit: they do not depend on the values).
+    rows, positions, affine : dict, optional
+        The cells' :meth:`~bayesrank.inference.compiled.Structure.local_rows`, a dict in which the
+        flat matrix positions of their blocks are kept, and one in which every linear predictor's
+        value at zero inputs and its Jacobian are kept (:meth:`at`: the bound model's own, made
+        once per fit: they do not depend on the values; a linear predictor's second derivatives
+        vanish, so its Jacobian is the same at every point and its value p₀ + J u).
     """
 
     def __init__(self, structure: Structure, nat: dict, cells: dict, counts: np.ndarray | None = None,
-                 rows: dict | None = None, positions: dict | None = None):
+                 rows: dict | None = None, positions: dict | None = None, affine: dict | None = None):
         self.structure = structure
         self.cells = structure.cast_cells(cells)
         n = len(self.cells["item_a"])
@@ -217,7 +219,18 @@ class CellDerivatives:
         self.u = u
         self.values, self.jac = {}, {}
         for name in self.names:
-            self.values[name], self.jac[name] = structure.kernels[name].jacobian(u[name], self.cells)
+            kernel = structure.kernels[name]
+            if affine is None or not structure.predictors[name].linear:
+                self.values[name], self.jac[name] = kernel.jacobian(u[name], self.cells)
+                continue
+            if name not in affine:
+                zero = {k: np.zeros_like(v) if k in kernel.keys else v for k, v in u[name].items()}
+                value0, jac = kernel.jacobian(zero, self.cells)
+                jac.flags.writeable = False   # shared by every point of the fit
+                affine[name] = (value0, jac)
+            value0, jac = affine[name]
+            local = np.concatenate([np.reshape(u[name][k], (n, -1)) for k in kernel.keys], axis=1)
+            self.values[name], self.jac[name] = value0 + np.einsum("cp,cp->c", jac, local), jac
         self.link = structure.kernels["link"].derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
         self.rows = structure.local_rows(self.cells) if rows is None else rows
         self._positions = {} if positions is None else positions
@@ -232,7 +245,7 @@ class CellDerivatives:
         if last is not None and last[0] == key:
             return last[1]
         cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts, rows=bound.local_rows,
-                 positions=bound.matrix_positions)
+                 positions=bound.matrix_positions, affine=bound.affine_predictors)
         bound.last_at[cls] = (key, cd)
         return cd
 
