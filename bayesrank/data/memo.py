@@ -98,9 +98,3 @@ def remembered(data: Comparisons, key: Hashable, compute: Callable[[], Any]) -> 
     if key not in facts:
         facts[key] = compute()
     return facts[key]
-
-
-def read_only(array: np.ndarray) -> np.ndarray:
-    """``array`` marked read-only (for an array :func:`remembered` keeps)."""
-    array.flags.writeable = False
-    return array
