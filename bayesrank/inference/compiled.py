@@ -820,14 +820,21 @@ class NaturalMap:
                 out[cols] = np.linalg.lstsq(block.dense(), target, rcond=None)[0] / dphi[cols][:, None]
         return out
 
+    @cached_property
+    def _pseudo_inverses(self) -> dict[int, np.ndarray]:
+        """The pseudo-inverses of blocks of B made so far, by block (:meth:`_pseudo_inverse`; a
+        cached property writes the instance's ``__dict__`` directly, which a frozen dataclass
+        without slots allows; it is not a field, so never compared)."""
+        return {}
+
     def _pseudo_inverse(self, k: int) -> np.ndarray:
         """The pseudo-inverse of block k of B (the least-squares solve of :meth:`theta_for`), kept:
         a fit's starting point then costs a product, not a least-squares problem (1.2 ms for
-        Bradley–Terry's 129 × 128 zero-sum block)."""
-        cache = self.__dict__.setdefault("_pinv", {})   # (frozen: not a field, never compared)
-        if k not in cache:
-            cache[k] = np.linalg.pinv(self.blocks[k][2].dense())
-        return cache[k]
+        Bradley–Terry's 129 × 128 zero-sum block). Made only for the blocks asked for (a tie
+        factor block can have thousands of columns)."""
+        if k not in self._pseudo_inverses:
+            self._pseudo_inverses[k] = np.linalg.pinv(self.blocks[k][2].dense())
+        return self._pseudo_inverses[k]
 
     def theta_for(self, values: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
         """θ with the coordinates of the given natural variables set to reproduce their values
@@ -879,6 +886,20 @@ class Bound:
     @cached_property
     def local_rows(self) -> dict[str, np.ndarray]:
         return self.structure.local_rows(self.cells)
+
+    @cached_property
+    def matrix_positions(self) -> dict:
+        """Flat positions of the cells' blocks in a natural-coordinate matrix, by pair of
+        predictors (filled by :class:`~bayesrank.inference.information.CellDerivatives`): they
+        depend on the cells, not on θ, and every information of the fit reuses them."""
+        return {}
+
+    @cached_property
+    def affine_predictors(self) -> dict:
+        """Per linear predictor, its value at zero inputs and its Jacobian on the fit's cells
+        (filled by :class:`~bayesrank.inference.information.CellDerivatives`): the same at every
+        θ, so each later point costs a product instead of a call of the predictor's kernel."""
+        return {}
 
     @cached_property
     def last_at(self) -> dict:

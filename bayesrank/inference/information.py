@@ -177,11 +177,14 @@ def _unit_gradients(cd, units: Units) -> np.ndarray:
     return np.einsum("cko,cop->ckp", units.pseudo, D)
 
 
-def _scatter_outer(size, rows_u, J_u, rows_v, J_v, weight) -> tuple[np.ndarray, np.ndarray]:
-    """Index and value arrays of Σ_c weight_c J_u,cᵀ J_v,c placed at (rows_u, rows_v)."""
-    vals = weight[:, None, None] * J_u[:, :, None] * J_v[:, None, :]
-    idx = rows_u[:, :, None] * size + rows_v[:, None, :]
-    return idx.ravel(), vals.ravel()
+def _outer_index(size, rows_u, rows_v) -> np.ndarray:
+    """Flat positions in a ``size × size`` matrix of every cell's (rows_u × rows_v) block."""
+    return (rows_u[:, :, None] * size + rows_v[:, None, :]).ravel()
+
+
+def _outer_values(J_u, J_v, weight) -> np.ndarray:
+    """Values of Σ_c weight_c J_u,cᵀ J_v,c, cell by cell, in the order of :func:`_outer_index`."""
+    return (weight[:, None, None] * J_u[:, :, None] * J_v[:, None, :]).ravel()
 
 
 class CellDerivatives:
@@ -197,9 +200,16 @@ class CellDerivatives:
         Per-cell data arrays (any cells: the fit's own or new ones to predict).
     counts : ndarray, optional
         ``(n, 3)`` counts (zeros when predicting).
+    rows, positions, affine : dict, optional
+        The cells' :meth:`~bayesrank.inference.compiled.Structure.local_rows`, a dict in which the
+        flat matrix positions of their blocks are kept, and one in which every linear predictor's
+        value at zero inputs and its Jacobian are kept (:meth:`at`: the bound model's own, made
+        once per fit: they do not depend on the values; a linear predictor's second derivatives
+        vanish, so its Jacobian is the same at every point and its value p₀ + J u).
     """
 
-    def __init__(self, structure: Structure, nat: dict, cells: dict, counts: np.ndarray | None = None):
+    def __init__(self, structure: Structure, nat: dict, cells: dict, counts: np.ndarray | None = None,
+                 rows: dict | None = None, positions: dict | None = None, affine: dict | None = None):
         self.structure = structure
         self.cells = structure.cast_cells(cells)
         n = len(self.cells["item_a"])
@@ -209,9 +219,21 @@ class CellDerivatives:
         self.u = u
         self.values, self.jac = {}, {}
         for name in self.names:
-            self.values[name], self.jac[name] = structure.kernels[name].jacobian(u[name], self.cells)
+            kernel = structure.kernels[name]
+            if affine is None or not structure.predictors[name].linear:
+                self.values[name], self.jac[name] = kernel.jacobian(u[name], self.cells)
+                continue
+            if name not in affine:
+                zero = {k: np.zeros_like(v) if k in kernel.keys else v for k, v in u[name].items()}
+                value0, jac = kernel.jacobian(zero, self.cells)
+                jac.flags.writeable = False   # shared by every point of the fit
+                affine[name] = (value0, jac)
+            value0, jac = affine[name]
+            local = np.concatenate([np.reshape(u[name][k], (n, -1)) for k in kernel.keys], axis=1)
+            self.values[name], self.jac[name] = value0 + np.einsum("cp,cp->c", jac, local), jac
         self.link = structure.kernels["link"].derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
-        self.rows = structure.local_rows(self.cells)
+        self.rows = structure.local_rows(self.cells) if rows is None else rows
+        self._positions = {} if positions is None else positions
 
     @classmethod
     def at(cls, bound: Bound, theta: np.ndarray) -> CellDerivatives:
@@ -222,9 +244,17 @@ class CellDerivatives:
         last = bound.last_at.get(cls)
         if last is not None and last[0] == key:
             return last[1]
-        cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts)
+        cd = cls(bound.structure, bound.natural(theta), bound.cells, bound.counts, rows=bound.local_rows,
+                 positions=bound.matrix_positions, affine=bound.affine_predictors)
         bound.last_at[cls] = (key, cd)
         return cd
+
+    def _block_positions(self, name_q: str, name_r: str) -> np.ndarray:
+        """:func:`_outer_index` of two predictors' local rows, kept (they do not depend on θ)."""
+        key = (name_q, name_r)
+        if key not in self._positions:
+            self._positions[key] = _outer_index(self.size, self.rows[name_q], self.rows[name_r])
+        return self._positions[key]
 
     def gradient(self) -> np.ndarray:
         """∇_nat ℓ: Σ_c J_cᵀ ∂L_c/∂p."""
@@ -248,18 +278,15 @@ class CellDerivatives:
         index, value = [], []
         for q, name_q in enumerate(self.names):
             for r, name_r in enumerate(self.names):
-                i, v = _scatter_outer(self.size, self.rows[name_q], self.jac[name_q], self.rows[name_r],
-                                      self.jac[name_r], weights[:, q, r])
-                index.append(i)
-                value.append(v)
+                index.append(self._block_positions(name_q, name_r))
+                value.append(_outer_values(self.jac[name_q], self.jac[name_r], weights[:, q, r]))
             if second_weights is not None:
                 kernel = self.structure.kernels[name_q]
                 H = kernel.second(self.u[name_q], self.cells, second_weights[:, q])
                 if H is not None:
-                    rows = self.rows[name_q]
-                    index.append((rows[:, :, None] * self.size + rows[:, None, :]).ravel())
+                    index.append(self._block_positions(name_q, name_q))
                     value.append(H.ravel())
-        index, value = np.concatenate(index), np.concatenate(value)
+        index, value = (index[0], value[0]) if len(index) == 1 else (np.concatenate(index), np.concatenate(value))
         if sparse:
             return sp.csr_matrix((value, (index // self.size, index % self.size)), shape=(self.size, self.size))
         return np.bincount(index, value, self.size**2).reshape(self.size, self.size)

@@ -27,6 +27,7 @@ import numpy as np
 
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.memo import remembered
 from bayesrank.inference.compiled import Bound
 from bayesrank.inference.information import Units, information
 from bayesrank.inference.optimize import FINAL_TOL, maximise
@@ -66,6 +67,13 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
         When the prepared cells are not the given cells under the framework's outcome map (a
         framework whose ``prepare`` does something its ``outcome_map`` does not say).
     """
+    if weights is None:  # a fact of the data (prepared is the framework's prepare of it): kept for frozen data
+        return remembered(data, ("comparison_units", framework.spec_json()),
+                          lambda: _units(framework, data, prepared, None, read_only=True))
+    return _units(framework, data, prepared, weights)
+
+
+def _units(framework, data, prepared, weights, read_only=False) -> Units:
     Y = framework.outcome_map()
     raw = data.counts()
     keep = (raw @ Y).sum(axis=1) > 0
@@ -76,6 +84,8 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
                                                           atol=1e-9):
         raise RuntimeError(f"{framework.label}: the prepared cells do not follow from the data by the "
                            "framework's outcome_map; per-comparison intervals are not available.")
+    if read_only:
+        units.counts.flags.writeable = units.pseudo.flags.writeable = False
     return units
 
 

@@ -38,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.data import memo
 from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics, backend
@@ -157,8 +158,13 @@ def _threads() -> ThreadpoolController:
 
 def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight):
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
-    prepared = framework.prepare(data)
-    if intervals == "none" and framework.n_gauge(prepared):
+    # point estimates only (intervals="none"): no covariance, no standard errors, no draws
+    uncertainty = intervals != "none"
+    # one read-only object per content of the data, and its prepared cells: what is derived from
+    # them alone (graph facts, the tree's data groups) is computed for the first fit only
+    data = memo.canonical(data)
+    prepared = memo.remembered(data, ("prepared", framework.spec_json()), lambda: memo.frozen(framework.prepare(data)))
+    if not uncertainty and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
                              "with a continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
@@ -190,7 +196,18 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         """Equivalent points across the edge of the chart (Framework.across_edge)."""
         return [structure.natural.theta_for(moved, theta) for moved in framework.across_edge(bound.natural(theta))]
 
-    theta, optimiser = maximise(bound.logp_dlogp, hessian, x0, n, maxiter,
+    def cells_logp_dlogp(theta):
+        """Log-likelihood and gradient from the cells' kernels (the link's per-cell log-likelihood
+        and derivatives, :class:`CellDerivatives`), kept for θ in ``bound.last_at``: the information
+        at a point Newton's line search accepts then costs no second pass over the cells."""
+        cd = CellDerivatives.at(bound, theta)
+        return float(cd.link["loglik"].sum()), structure.natural.pull_back(cd.gradient(), theta)
+
+    # a concave log-likelihood goes to Newton's method from the start (optimize.py): a few
+    # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
+    # evaluations are cheaper by the compiled log-density
+    logp_dlogp = cells_logp_dlogp if structure.concave else bound.logp_dlogp
+    theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
                                 canonical=canonical, gauge=gauge, edge=across_edge,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
@@ -202,7 +219,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         return matrix if chart is None else chart.T @ matrix @ chart
 
     observed = reduced(information(bound, theta, "observed"))
-    grad_norm = float(np.max(np.abs(bound.logp_dlogp(theta)[1])) / n)
+    grad_norm = float(np.max(np.abs(logp_dlogp(theta)[1])) / n)
     # many free coordinates: the covariance stays a factor (below), made in the information's own
     # memory (which nothing else needs then): one n × n array at a time
     factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
@@ -242,7 +259,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                 "some parameters are not identified by these data, so Wald intervals are not available; "
                 "use method='nuts' (proper priors) or a simpler model."
             )
-    elif mle_exists and intervals != "none":  # no MLE: nothing to invert (the information may be singular)
+    elif mle_exists and uncertainty:  # no MLE: nothing to invert (the information may be singular)
         info = observed if kind == "observed" else reduced(information(bound, theta, kind))
         try:
             if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
@@ -285,7 +302,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                          "estimate does not exist or was not reached; the intervals come from the other "
                          f"{n_boot - boot['n_failed']}.")
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
-    if intervals == "none":  # point estimates only: no uncertainty, no draws
+    if not uncertainty:
         se, cross, sample = {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}
     elif cov_factor is not None:
         se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
@@ -320,10 +337,11 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         cell_log_probs = np.full_like(cell_log_probs, np.nan)
         loglik = float("nan")
 
-    # label coordinates as pandas indexes, made once for both groups (xarray builds one from a list
-    # in every Dataset that names it)
-    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}
+    used = tuple(sorted({k for d in dims.values() for k in d}))
+    estimate_coords, posterior_coords = memo.remembered(
+        prepared, ("coordinates", framework.spec_json(), used, n_draws),
+        lambda: _coordinates(framework, prepared, used, n_draws))
     estimate = xr.Dataset(
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
@@ -331,23 +349,20 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()
                if name in cross and not factored},
             "theta": ("free", theta),
-            **({"theta_cov": (("free", "free_"), cov)} if not factored and intervals != "none" else {}),
+            **({"theta_cov": (("free", "free_"), cov)} if not factored and uncertainty else {}),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
-        coords={**{k: v for k, v in coords.items() if any(k in d for d in dims.values()) or k == "item"},
-                "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
-                "cell": np.arange(prepared.n_cells)},
+        coords=estimate_coords,
         attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals,
                "point": "mle", "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
-               "covariance_stored": int(not factored and intervals != "none")},
+               "covariance_stored": int(not factored and uncertainty)},
     )
-    posterior = None if intervals == "none" else xr.Dataset(
+    posterior = None if not uncertainty else xr.Dataset(
         {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
-        coords={"chain": [0], "draw": np.arange(n_draws),
-                **{k: v for k, v in coords.items() if any(k in d for d in dims.values())}},
+        coords=posterior_coords,
         attrs={"inference": "bootstrap replicates of the MLE" if boot is not None
                else "draws from the asymptotic normal of the MLE"},
     )
@@ -372,6 +387,21 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
                     diagnostics=diagnostics, warnings=notes)
+
+
+def _coordinates(framework: Framework, prepared: Comparisons, used: tuple[str, ...], n_draws: int
+                 ) -> tuple[xr.Coordinates, xr.Coordinates]:
+    """The coordinates of the ``estimate`` and ``posterior`` groups, with their indexes: made once
+    per prepared data (:mod:`bayesrank.data.memo`; a Dataset copies the coordinate variables it is
+    given, and pandas indexes are immutable), where building them from lists took xarray about
+    half of each group's construction. ``used``: the dims the model variables have."""
+    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
+    named = {k: v for k, v in coords.items() if k in used}
+    estimate = xr.Coordinates({**named, **({"item": coords["item"]} if "item" in coords else {}),
+                               "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
+                               "cell": np.arange(prepared.n_cells)})
+    posterior = xr.Coordinates({"chain": [0], "draw": np.arange(n_draws), **named})
+    return estimate, posterior
 
 
 def _cov_shape(shape: tuple, blocked: bool) -> tuple:
