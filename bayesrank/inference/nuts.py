@@ -11,6 +11,7 @@ posterior-mean outcome probabilities of every cell.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from importlib.util import find_spec
@@ -41,10 +42,8 @@ RHAT_MAX, ESS_MIN = 1.01, 400
 SAMPLERS = ("nutpie", "pymc", "numpyro", "hmc")
 #: Posterior draws per batch when outcome probabilities are averaged over the posterior.
 DRAW_CHUNK = 64
-#: NUTS in whitened coordinates (``geometry_tuned``): the largest tree depth, so a trajectory has
-#: at most 2 ** depth - 1 leapfrog steps, and the fixed step size π / 2 ** depth.
-WHITE_TREE_DEPTH = 4
-WHITE_STEP_SIZE = np.pi / 2**WHITE_TREE_DEPTH
+#: NUTS in whitened coordinates (``geometry_tuned``): the largest tree depth considered.
+MAX_WHITE_TREE_DEPTH = 8
 
 
 def fit_nuts(
@@ -75,9 +74,9 @@ def fit_nuts(
     random_seed : int, optional
         Non-negative seed.
     target_accept : float
-        Target acceptance rate of the step-size adaptation (raise towards 0.99 on divergences):
-        ``sampler="hmc"``, NUTS in the model's own coordinates, and whitened NUTS with
-        ``geometry_tuned=False``.
+        Target acceptance rate (raise towards 0.99 on divergences): of the step-size adaptation,
+        or, for whitened NUTS with ``geometry_tuned``, the acceptance the fixed step size would
+        have on a standard normal (:func:`white_tree_depth`).
     sampler : {"nutpie", "pymc", "numpyro", "hmc"}, optional
         NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
         runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``. ``"hmc"``:
@@ -93,10 +92,10 @@ def fit_nuts(
         several times fewer leapfrog steps per draw. Models without a finite MLE covariance
         are sampled in their own coordinates (``diagnostics["whitened"]`` says which).
     geometry_tuned : bool
-        NUTS on whitened coordinates with the step size and tree depth set by the geometry
-        instead of adapted (:func:`whitened_nuts_options`): draws of the posterior's scale less
-        correlated, the same number of leapfrog steps per draw. False: the sampler's own step-size
-        adaptation to ``target_accept`` and its default tree depth.
+        NUTS on whitened coordinates with the step size and tree depth set by the geometry and
+        ``target_accept`` instead of adapted (:func:`whitened_nuts_options`): draws of the
+        posterior's scale less correlated. False: the sampler's own step-size adaptation to
+        ``target_accept`` and its default tree depth.
 
     Returns
     -------
@@ -136,9 +135,8 @@ def fit_nuts(
         if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
             hmc.parallel_devices(chains)
         options = _backend_kwargs(sampler)
-        tuned = geometry_tuned and white.theta is not None
-        if tuned:
-            options["nuts"] = whitened_nuts_options(sampler, white.theta.size)
+        if geometry_tuned and white.theta is not None:
+            options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
         with sampled:
             idata = pm.sample(
                 draws=draws,
@@ -186,9 +184,25 @@ def nutpie_backend() -> str:
     return "jax" if find_spec("jax") else "numba"
 
 
-def whitened_nuts_options(sampler: str, n_coordinates: int) -> dict:
-    """NUTS options for a whitened model: tree depth at most :data:`WHITE_TREE_DEPTH` (d) and the
-    fixed step size ε = π / 2**d (:data:`WHITE_STEP_SIZE`), no step-size adaptation and no jitter.
+def white_tree_depth(n_coordinates: int, target_accept: float) -> int:
+    """The smallest tree depth d whose step size ε = π / 2**d is accepted at ``target_accept``
+    or more on a standard normal target of ``n_coordinates``.
+
+    Leapfrog with step ε conserves p²/2 + (1 - ε²/4) q²/2 exactly on a standard normal, so a
+    move from q to q' changes the energy by ε²/8 Σ (q'² - q²): about N(σ²/2, σ²) with
+    σ = √n ε²/4 for nearly independent q and q' (a quarter period apart), accepted at rate
+    2 Φ(-σ/2) = erfc(σ / 2√2).
+    """
+    for depth in range(1, MAX_WHITE_TREE_DEPTH + 1):
+        sigma = math.sqrt(n_coordinates) * (math.pi / 2**depth) ** 2 / 4
+        if math.erfc(sigma / (2 * math.sqrt(2))) >= target_accept:
+            return depth
+    return MAX_WHITE_TREE_DEPTH
+
+
+def whitened_nuts_options(sampler: str, n_coordinates: int, target_accept: float) -> dict:
+    """NUTS options for a whitened model: tree depth at most d (:func:`white_tree_depth`) and the
+    fixed step size ε = π / 2**d, no step-size adaptation and no jitter.
 
     In whitened coordinates the posterior is close to a standard normal: the leapfrog dynamics
     rotate each coordinate, after an integration time t the position is q cos t + p sin t. A tree
@@ -206,19 +220,21 @@ def whitened_nuts_options(sampler: str, n_coordinates: int) -> dict:
     sampler : {"nutpie", "numpyro", "pymc"}
     n_coordinates : int
         Size of the whitened coordinates (PyMC scales its step by ``n ** -0.25``).
+    target_accept : float
 
     Returns
     -------
     dict
         The ``nuts=`` options of :func:`pymc.sample` for ``sampler``.
     """
+    depth = white_tree_depth(n_coordinates, target_accept)
+    step = math.pi / 2**depth
     if sampler == "nutpie":  # nutpie reads a fixed step size from this string
-        return {"maxdepth": WHITE_TREE_DEPTH, "step_size_adapt_method": repr(WHITE_STEP_SIZE),
-                "step_size_jitter": 0.0}
+        return {"maxdepth": depth, "step_size_adapt_method": repr(step), "step_size_jitter": 0.0}
     if sampler == "numpyro":
-        return {"max_tree_depth": WHITE_TREE_DEPTH, "step_size": WHITE_STEP_SIZE, "adapt_step_size": False}
-    return {"max_treedepth": WHITE_TREE_DEPTH, "early_max_treedepth": WHITE_TREE_DEPTH,
-            "step_scale": WHITE_STEP_SIZE * n_coordinates**0.25, "adapt_step_size": False}
+        return {"max_tree_depth": depth, "step_size": step, "adapt_step_size": False}
+    return {"max_treedepth": depth, "early_max_treedepth": depth, "step_scale": step * n_coordinates**0.25,
+            "adapt_step_size": False}
 
 
 def _backend_kwargs(sampler: str) -> dict:
