@@ -115,7 +115,6 @@ def test_quarter_period_hmc_matches_map_and_moves_the_scale(small, small_nuts, s
     assert ratio.between(0.85, 1.15).all(), ratio
     # measured: HMC 0.02–0.05, nutpie 0.31–0.33 (seeds 5, 6); lag-1 noise is about 0.02
     assert _square_autocorrelation(post) < 0.12
-    # NUTS, geometry-tuned or not, draws from a spread of integration times: measured 0.29–0.33
     assert _square_autocorrelation(small_nuts) > 0.2
     assert post.diagnostics["min_ess_tail"] > small_nuts.diagnostics["min_ess_tail"]
     assert post.tree["log_likelihood"]["outcomes"].sizes["cell"] == small.n_cells
@@ -138,19 +137,30 @@ def test_white_tree_depth_follows_dimension_and_target():
 
 
 @pytest.fixture(scope="module")
-def small_nuts_adapted(small):
+def small_nuts_tuned(small):
     return br.fit(br.Davidson(k_tie=0), small, method="nuts", draws=1000, tune=500, chains=2, random_seed=5,
-                  geometry_tuned=False)
+                  geometry_tuned=True)
 
 
-def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, small_nuts_adapted):
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro", "pymc"])
+def test_whitened_nuts_options_set_depth_and_step(sampler):
+    from bayesrank.inference.nuts import whitened_nuts_options
+
+    options = whitened_nuts_options(sampler, 257, 0.9)
+    depth = next(v for k, v in options.items() if k in ("maxdepth", "max_tree_depth", "max_treedepth"))
+    assert depth == 4
+    step = {"nutpie": "max_step_size", "numpyro": "step_size"}.get(sampler)
+    assert (options[step] if step else options["step_scale"] / 257**0.25) == pytest.approx(np.pi / 16)
+
+
+def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, small_nuts_tuned):
     """Whitened NUTS with the step π/2**d and depth d (d = 3 for these 5 coordinates): its draws
     land on average π/2 from the start, so the location's lag-1 autocorrelation is near 0; with
     the step size adapted, NUTS stops near a half period and the location is anti-correlated."""
-    tuned, adapted = small_nuts, small_nuts_adapted
+    tuned, adapted = small_nuts_tuned, small_nuts
     assert tuned.diagnostics["geometry_tuned"] and not adapted.diagnostics["geometry_tuned"]
     stats = tuned.tree["sample_stats"]
-    np.testing.assert_allclose(stats["step_size"].values, np.pi / 8)
+    np.testing.assert_allclose(stats["step_size"].values, np.pi / 8, rtol=1e-6)  # adapted, capped at π/8
     assert 6.5 < float(stats["n_steps"].mean()) <= 7  # nearly every tree reaches depth 3: by design
     # the step's acceptance predicted for a standard normal is ≥ target_accept (0.9)
     assert float(stats["mean_tree_accept"].mean()) >= 0.9
