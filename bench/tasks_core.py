@@ -483,6 +483,10 @@ SUITE = [
     *({"task": "nuts", "args": {"sampler": s, "seed": seed}, "timeout": 3600}
       for seed in (2, 3, 4) for s in ("nutpie", "numpyro", "hmc")),
     {"task": "nuts", "args": {"sampler": "nutpie", "whiten": False}, "timeout": 3600},
+    # NUTS with the step π/2**d and tree depth d set by the whitened geometry (geometry_tuned):
+    # draws a quarter period away on average; each seed beside the adapted sampler's
+    *({"task": "nuts", "args": {"sampler": s, "seed": seed, "geometry_tuned": True}, "timeout": 3600}
+      for seed in (1, 2, 3, 4) for s in ("nutpie", "pymc", "numpyro")),
     {"task": "grid", "args": {"ids": "1-30"}, "timeout": 14400},
     {"task": "judge-mse-slope", "timeout": 3600},
 ]
@@ -571,7 +575,8 @@ def report(results: dict) -> list[str]:
     lines += _table("NUTS and quarter-period HMC, Davidson k_tie=1 on arena-2024, 2 chains × 1000 (compilation included)",
                     ("sampler", "coordinates", "seed", "wall", "leapfrog steps / draw", "min bulk ESS (all parameters)",
                      "min tail ESS", "max r̂", "divergences", "load average"),
-                    [(r["sampler"], "whitened" if r.get("whitened") else "model's own", r.get("seed", 1),
+                    [(r["sampler"], ("whitened, step π/2^d" if r.get("geometry_tuned") else "whitened")
+                      if r.get("whitened") else "model's own", r.get("seed", 1),
                       f"{r['seconds']:.1f} s", fmt(r.get("leapfrog_steps"), "{:.1f}"), f"{r['min_ess_bulk_all']:.0f}",
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
                       fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])
