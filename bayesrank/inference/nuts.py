@@ -59,7 +59,7 @@ def fit_nuts(
     sampler: str | None = None,
     progressbar: bool | None = None,
     whiten: bool = True,
-    geometry_tuned: bool = False,
+    geometry_tuned: bool = True,
 ) -> xr.DataTree:
     """Sample the posterior with NUTS.
 
@@ -93,11 +93,9 @@ def fit_nuts(
         are sampled in their own coordinates (``diagnostics["whitened"]`` says which).
     geometry_tuned : bool
         NUTS on whitened coordinates with the step size and tree depth set by the geometry and
-        ``target_accept`` (:func:`whitened_nuts_options`) instead of the sampler's own step-size
-        adaptation and tree depth. Not the default: on Davidson k_tie=1 on arena-2024 it moves
-        the scores' scale faster but not the tie coordinates, and does not meet r̂ ≤ 1.01 with
-        bulk ESS ≥ 400 on every seed where the adapted sampler misses it
-        (``bench/results/nuts.md``); ``sampler="hmc"`` does.
+        ``target_accept`` (:func:`whitened_nuts_options`): draws of the posterior's scale less
+        correlated than with the sampler's own step-size adaptation and tree depth (False), whose
+        trajectories stop near a half period (``bench/results/nuts.md``).
 
     Returns
     -------
