@@ -165,7 +165,7 @@ def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, smal
     assert 6.5 < float(stats["n_steps"].mean()) <= 7  # nearly every tree reaches depth 3: by design
     # the step's acceptance predicted for a standard normal is ≥ target_accept (0.9)
     assert float(stats["mean_tree_accept"].mean()) >= 0.9
-    # measured (seeds 5, 6): tuned 0.002, 0.030; adapted -0.116, -0.135; lag-1 noise is about 0.02
+    # measured (seeds 5, 6): tuned 0.015, 0.040; adapted -0.116, -0.135; lag-1 noise is about 0.02
     assert _location_autocorrelation(tuned) > -0.05
     assert _location_autocorrelation(adapted) < -0.08
     assert tuned.converged and adapted.converged
