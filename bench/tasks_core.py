@@ -308,10 +308,12 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
 
 # ====================================================================== NUTS
 def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 1,
-              whiten: bool = True) -> dict:
-    """Davidson k_tie=1 on arena-2024 by NUTS: wall seconds (compilation included), min bulk
-    ESS over all parameters, max r̂, divergences, leapfrog steps per draw; ``whiten=False``
-    samples the model's own coordinates (the sampler before the whitening)."""
+              whiten: bool = True, geometry_tuned: bool = True) -> dict:
+    """Davidson k_tie=1 on arena-2024 by NUTS: wall seconds (compilation included), CPU seconds,
+    min bulk ESS over all parameters, max r̂ (split and folded), divergences, leapfrog steps,
+    step size and acceptance per draw; ``whiten=False`` samples the model's own coordinates (the
+    sampler before the whitening), ``geometry_tuned=False`` the whitened model with the
+    sampler's own step-size adaptation and tree depth (before the geometry-set step)."""
     import arviz as az
     import arviz_stats as azs
     import numpy as np
@@ -319,17 +321,25 @@ def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chai
     import bayesrank as br
 
     data = _arena()
+    cpu = time.process_time()
     t, fit = timed(lambda: br.fit(br.Davidson(k_tie=1), data, method="nuts", draws=draws, tune=tune,
-                                  chains=chains, cores=chains, random_seed=seed, sampler=sampler, whiten=whiten))
+                                  chains=chains, cores=chains, random_seed=seed, sampler=sampler, whiten=whiten,
+                                  geometry_tuned=geometry_tuned))
+    cpu = time.process_time() - cpu
     post = fit.tree["posterior"].to_dataset()
     summ = az.summary(post, kind="diagnostics")
     rhat = {method: max(float(np.nanmax(v.values)) for v in azs.rhat(post, method=method).data_vars.values())
             for method in ("split", "folded")}
     stats = fit.tree["sample_stats"]
     steps = stats["n_steps"] if "n_steps" in stats else stats.get("num_steps")
-    return {"sampler": sampler, "seed": seed, "whitened": fit.diagnostics["whitened"], "seconds": t,
-            "sampling_seconds": fit.diagnostics["seconds"], "whitening_seconds": fit.diagnostics["whitening_seconds"],
+    accept = next((stats[k] for k in ("acceptance_rate", "mean_tree_accept") if k in stats), None)
+    return {"sampler": sampler, "seed": seed, "whitened": fit.diagnostics["whitened"],
+            "geometry_tuned": fit.diagnostics.get("geometry_tuned", False), "seconds": t,
+            "cpu_seconds": cpu, "sampling_seconds": fit.diagnostics["seconds"],
+            "whitening_seconds": fit.diagnostics["whitening_seconds"],
             "leapfrog_steps": None if steps is None else float(steps.mean()),
+            "step_size": float(stats["step_size"].mean()) if "step_size" in stats else None,
+            "acceptance": None if accept is None else float(accept.mean()),
             "min_ess_bulk_all": float(summ["ess_bulk"].min()), "min_ess_tail_all": float(summ["ess_tail"].min()),
             "max_rhat_all": float(summ["r_hat"].max()), "max_rhat_split": rhat["split"],
             "max_rhat_folded": rhat["folded"], "divergences": fit.diagnostics["divergences"],
@@ -473,6 +483,10 @@ SUITE = [
     *({"task": "nuts", "args": {"sampler": s, "seed": seed}, "timeout": 3600}
       for seed in (2, 3, 4) for s in ("nutpie", "numpyro", "hmc")),
     {"task": "nuts", "args": {"sampler": "nutpie", "whiten": False}, "timeout": 3600},
+    # NUTS with the step π/2**d and tree depth d set by the whitened geometry (geometry_tuned):
+    # draws a quarter period away on average; each seed beside the adapted sampler's
+    *({"task": "nuts", "args": {"sampler": s, "seed": seed, "geometry_tuned": True}, "timeout": 3600}
+      for seed in (1, 2, 3, 4) for s in ("nutpie", "pymc", "numpyro")),
     {"task": "grid", "args": {"ids": "1-30"}, "timeout": 14400},
     {"task": "judge-mse-slope", "timeout": 3600},
 ]
@@ -561,7 +575,8 @@ def report(results: dict) -> list[str]:
     lines += _table("NUTS and quarter-period HMC, Davidson k_tie=1 on arena-2024, 2 chains × 1000 (compilation included)",
                     ("sampler", "coordinates", "seed", "wall", "leapfrog steps / draw", "min bulk ESS (all parameters)",
                      "min tail ESS", "max r̂", "divergences", "load average"),
-                    [(r["sampler"], "whitened" if r.get("whitened") else "model's own", r.get("seed", 1),
+                    [(r["sampler"], ("whitened, step π/2^d" if r.get("geometry_tuned") else "whitened")
+                      if r.get("whitened") else "model's own", r.get("seed", 1),
                       f"{r['seconds']:.1f} s", fmt(r.get("leapfrog_steps"), "{:.1f}"), f"{r['min_ess_bulk_all']:.0f}",
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
                       fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])

@@ -17,8 +17,10 @@ def small():
 @pytest.fixture(scope="module")
 def small_nuts(small):
     # 2 × 1000 draws: at 2 × 500, r̂ over 1.01 happened by chance for 1 of 10 seeds, whitened
-    # or not (the sampled coordinates change the draws of a seed, not their quality)
-    return br.fit(br.Davidson(k_tie=0), small, method="nuts", draws=1000, tune=500, chains=2, random_seed=5)
+    # or not (the sampled coordinates change the draws of a seed, not their quality); the step
+    # size adapted (geometry_tuned=False): NUTS as the samplers ship it, the HMC test's peer
+    return br.fit(br.Davidson(k_tie=0), small, method="nuts", draws=1000, tune=500, chains=2, random_seed=5,
+                  geometry_tuned=False)
 
 
 def test_nuts_converges_and_matches_map(small, small_nuts):
@@ -118,6 +120,56 @@ def test_quarter_period_hmc_matches_map_and_moves_the_scale(small, small_nuts, s
     assert _square_autocorrelation(small_nuts) > 0.2
     assert post.diagnostics["min_ess_tail"] > small_nuts.diagnostics["min_ess_tail"]
     assert post.tree["log_likelihood"]["outcomes"].sizes["cell"] == small.n_cells
+
+
+def _location_autocorrelation(fit) -> float:
+    """Lag-1 autocorrelation of the scores, averaged over items."""
+    s = fit.tree["posterior"]["score"].values
+    return float(np.mean([_lag_one(s[..., i]) for i in range(s.shape[-1])]))
+
+
+def test_white_tree_depth_follows_dimension_and_target():
+    from bayesrank.inference.nuts import white_tree_depth
+
+    # a standard normal in n coordinates: step π/2**d accepted at erfc(√n (π/2**d)² / 8√2)
+    assert white_tree_depth(5, 0.9) == 3 and white_tree_depth(257, 0.9) == 4 and white_tree_depth(1000, 0.9) == 5
+    depths = [white_tree_depth(n, 0.9) for n in (1, 10, 100, 1000, 10_000)]
+    assert depths == sorted(depths)
+    assert white_tree_depth(257, 0.99) > white_tree_depth(257, 0.9) > white_tree_depth(257, 0.6)
+
+
+@pytest.fixture(scope="module")
+def small_nuts_tuned(small):
+    return br.fit(br.Davidson(k_tie=0), small, method="nuts", draws=1000, tune=500, chains=2, random_seed=5)
+
+
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro", "pymc"])
+def test_whitened_nuts_options_set_depth_and_step(sampler):
+    from bayesrank.inference.nuts import whitened_nuts_options
+
+    options = whitened_nuts_options(sampler, 257, 0.9)
+    depth = next(v for k, v in options.items() if k in ("maxdepth", "max_tree_depth", "max_treedepth"))
+    assert depth == 4
+    step = {"nutpie": "max_step_size", "numpyro": "step_size"}.get(sampler)
+    assert (options[step] if step else options["step_scale"] / 257**0.25) == pytest.approx(np.pi / 16)
+
+
+def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, small_nuts_tuned):
+    """Whitened NUTS with the step π/2**d and depth d (d = 3 for these 5 coordinates): its draws
+    land on average π/2 from the start, so the location's lag-1 autocorrelation is near 0; with
+    the step size adapted, NUTS stops near a half period and the location is anti-correlated."""
+    tuned, adapted = small_nuts_tuned, small_nuts
+    assert tuned.diagnostics["geometry_tuned"] and not adapted.diagnostics["geometry_tuned"]
+    stats = tuned.tree["sample_stats"]
+    np.testing.assert_allclose(stats["step_size"].values, np.pi / 8, rtol=1e-6)  # adapted, capped at π/8
+    assert 6.5 < float(stats["n_steps"].mean()) <= 7  # nearly every tree reaches depth 3: by design
+    # the step's acceptance predicted for a standard normal is ≥ target_accept (0.9)
+    assert float(stats["mean_tree_accept"].mean()) >= 0.9
+    # measured (seeds 5, 6): tuned 0.015, 0.040; adapted -0.116, -0.135; lag-1 noise is about 0.02
+    assert _location_autocorrelation(tuned) > -0.05
+    assert _location_autocorrelation(adapted) < -0.08
+    assert tuned.converged and adapted.converged
+    np.testing.assert_allclose(tuned.scores(), adapted.scores(), atol=0.03)
 
 
 def test_quarter_period_hmc_needs_whitened_coordinates(small):

@@ -11,6 +11,7 @@ posterior-mean outcome probabilities of every cell.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from importlib.util import find_spec
@@ -41,6 +42,8 @@ RHAT_MAX, ESS_MIN = 1.01, 400
 SAMPLERS = ("nutpie", "pymc", "numpyro", "hmc")
 #: Posterior draws per batch when outcome probabilities are averaged over the posterior.
 DRAW_CHUNK = 64
+#: NUTS in whitened coordinates (``geometry_tuned``): the largest tree depth considered.
+MAX_WHITE_TREE_DEPTH = 8
 
 
 def fit_nuts(
@@ -56,6 +59,7 @@ def fit_nuts(
     sampler: str | None = None,
     progressbar: bool | None = None,
     whiten: bool = True,
+    geometry_tuned: bool = True,
 ) -> xr.DataTree:
     """Sample the posterior with NUTS.
 
@@ -70,7 +74,9 @@ def fit_nuts(
     random_seed : int, optional
         Non-negative seed.
     target_accept : float
-        NUTS target acceptance rate (raise towards 0.99 on divergences).
+        Target acceptance rate (raise towards 0.99 on divergences): of the step-size adaptation,
+        or, for whitened NUTS with ``geometry_tuned``, the acceptance the fixed step size would
+        have on a standard normal (:func:`white_tree_depth`).
     sampler : {"nutpie", "pymc", "numpyro", "hmc"}, optional
         NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
         runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``. ``"hmc"``:
@@ -85,6 +91,11 @@ def fit_nuts(
         L Lᵀ = Cov(θ̂), starting at θ̂ (:mod:`bayesrank.inference.whiten`): the same posterior,
         several times fewer leapfrog steps per draw. Models without a finite MLE covariance
         are sampled in their own coordinates (``diagnostics["whitened"]`` says which).
+    geometry_tuned : bool
+        NUTS on whitened coordinates with the step size and tree depth set by the geometry and
+        ``target_accept`` (:func:`whitened_nuts_options`): draws of the posterior's scale less
+        correlated than with the sampler's own step-size adaptation and tree depth (False), whose
+        trajectories stop near a half period (``bench/results/nuts.md``).
 
     Returns
     -------
@@ -123,6 +134,9 @@ def fit_nuts(
     else:
         if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
             hmc.parallel_devices(chains)
+        options = _backend_kwargs(sampler)
+        if geometry_tuned and white.theta is not None:
+            options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
         with sampled:
             idata = pm.sample(
                 draws=draws,
@@ -134,7 +148,7 @@ def fit_nuts(
                 nuts_sampler=sampler,
                 progressbar=progressbar,
                 compute_convergence_checks=False,
-                **_backend_kwargs(sampler),
+                **options,
             )
     if white.theta is not None:
         idata["posterior"] = posterior_of(idata["posterior"].to_dataset(), white, framework, prepared, model)
@@ -144,6 +158,7 @@ def fit_nuts(
     diagnostics.update(seconds=seconds, sampler=sampler, target_accept=target_accept,
                        near_duplicates=[list(d) for d in near_duplicates],
                        whitened=white.theta is not None, whitening_seconds=map_seconds,
+                       geometry_tuned=sampler != "hmc" and geometry_tuned and white.theta is not None,
                        **({"nutpie_backend": nutpie_backend()} if sampler == "nutpie" else {}))
     if white.reason and whiten:
         diagnostics["whitening_skipped"] = white.reason
@@ -167,6 +182,64 @@ def nutpie_backend() -> str:
     """nutpie's backend: JAX when installed — XLA compiles the log-density in seconds where
     numba took tens of seconds per process (its C callback cannot be cached) — else numba."""
     return "jax" if find_spec("jax") else "numba"
+
+
+def white_tree_depth(n_coordinates: int, target_accept: float) -> int:
+    """The smallest tree depth d whose step size ε = π / 2**d is accepted at ``target_accept``
+    or more on a standard normal target of ``n_coordinates``.
+
+    Leapfrog with step ε conserves p²/2 + (1 - ε²/4) q²/2 exactly on a standard normal, so a
+    move from q to q' changes the energy by ε²/8 Σ (q'² - q²): about N(σ²/2, σ²) with
+    σ = √n ε²/4 for nearly independent q and q' (a quarter period apart), accepted at rate
+    2 Φ(-σ/2) = erfc(σ / 2√2).
+    """
+    for depth in range(1, MAX_WHITE_TREE_DEPTH + 1):
+        sigma = math.sqrt(n_coordinates) * (math.pi / 2**depth) ** 2 / 4
+        if math.erfc(sigma / (2 * math.sqrt(2))) >= target_accept:
+            return depth
+    return MAX_WHITE_TREE_DEPTH
+
+
+def whitened_nuts_options(sampler: str, n_coordinates: int, target_accept: float) -> dict:
+    """NUTS options for a whitened model: tree depth at most d (:func:`white_tree_depth`) and the
+    step size ε = π / 2**d, fixed (numpyro, PyMC) or adapted to ``target_accept`` but at most ε
+    (nutpie: its fixed step size let its mass-matrix adaptation diverge), no jitter. nutpie
+    estimates its diagonal mass matrix from the draws' variances (``"draw_diag"``), as PyMC and
+    numpyro do: its default estimate from the gradients left the tie coordinates of Davidson
+    k_tie=1 on arena-2024 with a bulk ESS of 295–455 at this step (``bench/results/nuts.md``).
+
+    In whitened coordinates the posterior is close to a standard normal: the leapfrog dynamics
+    rotate each coordinate, after an integration time t the position is q cos t + p sin t. A tree
+    of depth d spans 2**d - 1 steps; NUTS takes its draw from the half added last (biased
+    progressive sampling), on average 2**(d-1) steps = π/2 away from the start, where the new
+    position is the fresh momentum. Left to itself NUTS adapts ε to ``target_accept`` and stops
+    where the trajectory turns back, near t = π (q → -q): the location mixes, the squares q²
+    repeat, and the folded r̂ sits at 1.01 (``bench/results/nuts.md``). Reaching depth d is the
+    design here, not a problem, and is not reported as one. ε is set for a near-normal target
+    (acceptance rates on arena-2024 in ``bench/results/nuts.md``); a posterior far from normal
+    shows as divergences or a low ESS, reported as usual, and ``geometry_tuned=False`` adapts ε.
+
+    Parameters
+    ----------
+    sampler : {"nutpie", "numpyro", "pymc"}
+    n_coordinates : int
+        Size of the whitened coordinates (PyMC scales its step by ``n ** -0.25``).
+    target_accept : float
+
+    Returns
+    -------
+    dict
+        The ``nuts=`` options of :func:`pymc.sample` for ``sampler``.
+    """
+    depth = white_tree_depth(n_coordinates, target_accept)
+    step = math.pi / 2**depth
+    if sampler == "nutpie":  # mass matrix from the draws' variances, as PyMC's and numpyro's
+        return {"maxdepth": depth, "max_step_size": step, "initial_step": step, "step_size_jitter": 0.0,
+                "adaptation": "draw_diag"}
+    if sampler == "numpyro":
+        return {"max_tree_depth": depth, "step_size": step, "adapt_step_size": False}
+    return {"max_treedepth": depth, "early_max_treedepth": depth, "step_scale": step * n_coordinates**0.25,
+            "adapt_step_size": False}
 
 
 def _backend_kwargs(sampler: str) -> dict:
@@ -260,7 +333,10 @@ def sampling_warnings(diag: dict) -> list[str]:
     if diag["divergences"]:
         out.append(
             f"{diag['divergences']} divergent transitions: the posterior has regions NUTS cannot "
-            "explore reliably; raise target_accept (e.g. 0.99; CLI: --target-accept) or simplify the model."
+            "explore reliably; " + ("the step size was set for a near-normal posterior: sample with "
+                                    "geometry_tuned=False (step size adapted to target_accept), "
+                                    if diag.get("geometry_tuned") else "")
+            + "raise target_accept (e.g. 0.99; CLI: --target-accept) or simplify the model."
         )
     if not diag["max_rhat"] <= RHAT_MAX:
         out.append(
