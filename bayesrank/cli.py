@@ -193,6 +193,9 @@ def _add_fit_args(fit) -> None:
                      help="show NUTS progress (default: when stderr is a terminal)")
     fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
                      help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
+    fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
+                     help="whitened NUTS: step pi/2^d and tree depth d set by the model's size and --target-accept "
+                          "(default); --no-geometry-tuned adapts the step size to --target-accept")
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
@@ -466,7 +469,7 @@ def _fit_kwargs(args) -> dict:
             raise BayesrankError(f"{flag} applies to --method map (NUTS intervals are posterior quantiles).")
     return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
                 sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
-                whiten=args.whiten)
+                whiten=args.whiten, geometry_tuned=args.geometry_tuned)
 
 
 def cmd_fit(args) -> int:

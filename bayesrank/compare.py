@@ -317,7 +317,9 @@ class _Refits(SamplingWrapper):
         d = fit.diagnostics
         self.kwargs = dict(method="nuts", draws=int(d["draws"]), tune=int(d.get("tune", d["draws"])),
                            chains=int(d["chains"]), sampler=d.get("sampler"), random_seed=1,
-                           target_accept=float(d.get("target_accept", 0.9)))
+                           target_accept=float(d.get("target_accept", 0.9)),
+                           whiten=bool(d.get("whitened", True)),
+                           geometry_tuned=bool(d.get("geometry_tuned", True)))
         self.cells = fit.model_data
 
     def sel_observations(self, idx):
