@@ -94,3 +94,33 @@ def test_sparse_graph_fit_converges_with_intervals(ring):
     assert np.all(np.isfinite(fit.leaderboard()["se"]))
     assert np.all(np.isfinite(fit.tree["estimate"]["tie_factor_se"].values))
     assert fit.n_params == (m - 1) + br.Davidson(k_tie=5)._tie_basis(br.Davidson(k_tie=5).prepare(data))[0].shape[1]
+
+
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=5), br.RaoKupper(k_tie=4, tie_intercept=True)])
+def test_tie_block_from_cell_gradients_is_the_sandwich(ring, monkeypatch, framework):
+    """The information of the dense tie block assembled from the cells' gradients in θ (Aᵀ W A)
+    is the one the natural matrix pulled back through B gives: full matrix, diagonal and products,
+    for every kind (the intercept shares the threshold predictor: its cross terms stay in the
+    natural matrix)."""
+    from bayesrank.inference import information as inf
+    from bayesrank.inference.compiled import compiled
+
+    _, data = ring
+    prepared = framework.prepare(data)
+    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    nmap = bound.structure.natural
+    tie = nmap.names.index("tie_factor")
+    assert tie in nmap.dense_blocks()
+    theta = bound.x0 + 0.3 * np.random.default_rng(0).standard_normal(bound.n_free)
+    v = np.random.default_rng(1).standard_normal(bound.n_free)
+    found = {}
+    for threshold in (1, 10**9):          # the cells' gradients, then the sandwich alone
+        monkeypatch.setattr(inf, "FACTORED_FROM", threshold)
+        bound.last_at.clear()
+        matvec, diag = inf.information_operator(bound, theta)
+        found[threshold] = [inf.information(bound, theta, kind) for kind in inf.INFORMATION] + \
+                           [inf.information(bound, theta, diagonal=True), diag, matvec(v)]
+        used = inf._block_jacobians(bound, inf.CellDerivatives.at(bound, theta))
+        assert (tie in used) == (threshold == 1)
+    for new, old in zip(found[1], found[10**9]):
+        np.testing.assert_allclose(new, old, rtol=1e-10, atol=1e-10 * np.max(np.abs(old)))

@@ -720,6 +720,23 @@ class NaturalMap:
             constant[rows] -= block.times(phi0[cols])
         return cls(names, shapes, offsets, start, tuple(blocks), constant, exp_columns)
 
+    def dense_blocks(self) -> tuple[int, ...]:
+        """Indices of the blocks of B that are dense — neither sparse nor sparse plus rank one
+        (the identified tie coordinates: each moves every loading)."""
+        return tuple(k for k, (_, _, block) in enumerate(self.blocks) if not sp.issparse(block.S) and block.u is None)
+
+    def block_jacobian(self, k: int, rows: np.ndarray, jac: np.ndarray) -> np.ndarray | None:
+        """A predictor's per-cell gradient ``jac`` ``(n, p)`` in the natural coordinates ``rows``
+        ``(n, p)``, carried to the θ columns of block k of B: J B_k, ``(n, columns of block k)``
+        (the entries outside block k dropped); None when no entry is inside it."""
+        rows_k, _, block = self.blocks[k]
+        inside = (rows >= rows_k.start) & (rows < rows_k.stop)
+        if not inside.any():
+            return None
+        r, c = np.nonzero(inside)
+        J = sp.csr_matrix((jac[r, c], (r, rows[r, c] - rows_k.start)), shape=(rows.shape[0], rows_k.stop - rows_k.start))
+        return np.asarray(J @ (block.S if block.u is None and not sp.issparse(block.S) else block.dense()))
+
     def phi(self, theta: np.ndarray) -> np.ndarray:
         """φ(θ): exp on the coordinates of positive variables, the identity elsewhere."""
         return np.where(self.exp_columns, np.exp(np.where(self.exp_columns, theta, 0.0)), theta)
@@ -766,17 +783,26 @@ class NaturalMap:
             out += np.where(self.exp_columns, d, 0.0) * self._bt_g(grad, theta.size) * v
         return out
 
-    def pull_back_matrix(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
+    def pull_back_matrix(self, H, theta: np.ndarray, grad: np.ndarray | None = None,
+                         given: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
         """A matrix in natural coordinates (dense, or sparse: then no product costs more than
         O(non-zeros + n²)) as a matrix in θ: D Bᵀ H B D (block by block), with
         D = diag φ'(θ), plus diag(φ''(θ) ⊙ Bᵀ g) when the natural gradient ``grad`` is given
-        (a Hessian: the curvature of exp)."""
+        (a Hessian: the curvature of exp). ``given``: block k ↦ B_kᵀ H_kk B_k already computed
+        (another way), used instead of the product."""
         n_free = theta.size
         out = np.zeros((n_free, n_free))
         H = H.tocsr() if sp.issparse(H) else H
-        for (rows_i, cols_i, B_i) in self.blocks:
-            for (rows_j, cols_j, B_j) in self.blocks:
-                if isinstance(cols_i, slice) and isinstance(cols_j, slice):
+        given = given or {}
+        for i, (rows_i, cols_i, B_i) in enumerate(self.blocks):
+            for j, (rows_j, cols_j, B_j) in enumerate(self.blocks):
+                if i == j and i in given:
+                    at = np.arange(n_free)[cols_i]
+                    if isinstance(cols_i, slice):
+                        out[cols_i, cols_i] += given[i]
+                    else:
+                        out[np.ix_(at, at)] += given[i]
+                elif isinstance(cols_i, slice) and isinstance(cols_j, slice):
                     B_i.sandwich(H[rows_i][:, rows_j], B_j, into=out[cols_i, cols_j])
                 else:
                     product = B_i.sandwich(H[rows_i][:, rows_j], B_j)
@@ -789,14 +815,20 @@ class NaturalMap:
                 out[np.diag_indices(n_free)] += np.where(self.exp_columns, np.exp(theta), 0.0) * self._bt_g(grad, n_free)
         return out
 
-    def pull_back_diagonal(self, H, theta: np.ndarray, grad: np.ndarray | None = None) -> np.ndarray:
-        """The diagonal of :meth:`pull_back_matrix` without forming the matrix."""
+    def pull_back_diagonal(self, H, theta: np.ndarray, grad: np.ndarray | None = None,
+                           given: Mapping[int, np.ndarray] | None = None) -> np.ndarray:
+        """The diagonal of :meth:`pull_back_matrix` without forming the matrix (``given``: block
+        k ↦ the diagonal of B_kᵀ H_kk B_k, already computed)."""
         n_free = theta.size
         out = np.zeros(n_free)
         index = np.arange(n_free)
         H = H.tocsr() if sp.issparse(H) else H
-        for (rows_i, cols_i, B_i) in self.blocks:
-            for (rows_j, cols_j, B_j) in self.blocks:
+        given = given or {}
+        for i, (rows_i, cols_i, B_i) in enumerate(self.blocks):
+            for j, (rows_j, cols_j, B_j) in enumerate(self.blocks):
+                if i == j and i in given:
+                    out[cols_i] += given[i]
+                    continue
                 common, at_i, at_j = np.intersect1d(index[cols_i], index[cols_j], return_indices=True)
                 if common.size:
                     out[common] += B_i.diagonal_sandwich(H[rows_i][:, rows_j], B_j, at_i, at_j)

@@ -324,12 +324,13 @@ def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
     return U[:, g:]
 
 
-def _newton_step(scaled: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+def _newton_step(scaled: np.ndarray, rhs: np.ndarray, iterative: bool = True) -> np.ndarray | None:
     """Solve the unit-diagonal (Jacobi-scaled) information against ``rhs``: by conjugate
-    gradients beyond :data:`ITERATIVE_FROM` coordinates (O(n²) a step; accepted when the
-    residual is below :data:`ITERATIVE_RTOL` and the step ascends), else — or when they do not
-    converge — by Cholesky; None when the matrix is not positive definite."""
-    if scaled.shape[0] >= ITERATIVE_FROM:
+    gradients beyond :data:`ITERATIVE_FROM` coordinates unless ``iterative`` is False (O(n²) a
+    step; accepted when the residual is below :data:`ITERATIVE_RTOL` and the step ascends),
+    else — or when they do not converge — by Cholesky; None when the matrix is not positive
+    definite."""
+    if iterative and scaled.shape[0] >= ITERATIVE_FROM:
         x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX)
         if info == 0 and float(x @ rhs) > 0 and \
                 np.linalg.norm(scaled @ x - rhs) <= 10 * ITERATIVE_RTOL * np.linalg.norm(rhs):
@@ -340,12 +341,14 @@ def _newton_step(scaled: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
+def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray | bool:
     """A Newton step by conjugate gradients on Hessian-vector products, Jacobi-scaled as
-    :func:`_newton_step`: accepted on the same terms, else None (the dense solve then runs)."""
+    :func:`_newton_step`: accepted on the same terms; else False when they ran and did not
+    converge, True when they could not run (a diagonal entry not positive) — the dense solve
+    then runs."""
     matvec, diag = product(theta)
     if not np.all(np.isfinite(diag)) or np.any(diag <= 0):
-        return None
+        return True
     d = np.sqrt(diag)
     n = theta.size
     scaled = LinearOperator((n, n), matvec=lambda x: matvec(np.ravel(x) / d) / d, dtype=float)
@@ -353,7 +356,7 @@ def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray |
     x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX)
     if info == 0 and float(x @ rhs) > 0 and np.linalg.norm(scaled @ x - rhs) <= 10 * ITERATIVE_RTOL * np.linalg.norm(rhs):
         return x / d
-    return None
+    return False
 
 
 def _line_search(logp_dlogp, theta, lp, grad, step, alphas):
@@ -382,12 +385,16 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     (the whitened restart reuses it), else None.
     """
     lp, grad = logp_dlogp(theta)
+    # conjugate gradients until they fail once: an information they cannot solve within
+    # ITERATIVE_MAX iterations at one step (the k_tie = 20 tie factors', condition ~1e8) they do
+    # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
+    operator, iterative = product is not None and gauge is None and theta.size >= ITERATIVE_FROM, True
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True, None
-        step = _operator_step(product, theta, grad) if (product is not None and gauge is None
-                                                        and theta.size >= ITERATIVE_FROM) else None
-        accepted = None if step is None else _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING)
+        step = _operator_step(product, theta, grad) if operator and iterative else True
+        iterative = iterative and step is not False
+        accepted = None if isinstance(step, bool) else _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING)
         if accepted is not None:
             theta, lp, grad = accepted
             continue
@@ -401,7 +408,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         scaled, rhs = reduced / np.outer(d, d), rgrad / d
         moved = False
         for damping in DAMPING:  # Newton's step, then Levenberg–Marquardt steps if it fails
-            step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs)
+            step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs, iterative)
             if step is None:
                 if damping == 0:
                     return theta, it, False, information
