@@ -23,13 +23,15 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:
-    from bayesrank.data.comparisons import Comparisons
+#: The data remembered about: a dataclass of arrays and metadata — in the package,
+#: :class:`bayesrank.data.comparisons.Comparisons`, which imports this module (so it is not named
+#: here: the memo sits below the comparisons it serves).
+Comparisons = TypeVar("Comparisons")
 
 #: Distinct data contents kept at once (least recently used dropped first).
 MEMO_SIZE = 8
