@@ -273,3 +273,16 @@ def test_a_non_finite_information_at_the_estimate_is_said_in_words(monkeypatch):
     assert any("not finite at the estimate" in w for w in fit.warnings)
     board = fit.leaderboard()
     assert np.all(np.isnan(board["se"])) and np.all(np.isfinite(board["score"]))
+
+
+def test_information_without_a_cholesky_factor_is_said_in_words(monkeypatch):
+    """Beyond DENSE_EIGEN_MAX coordinates a failed Cholesky factor leaves the eigenvalues NaN
+    (information.extreme_eigenvalues); the fit must say the information is not positive definite,
+    not print "smallest eigenvalue nan"."""
+    import bayesrank.inference.map as map_module
+
+    monkeypatch.setattr(map_module, "extreme_eigenvalues", lambda info, **kw: (float("nan"), 1.0, None))
+    fit = br.fit(br.BradleyTerry(), br.load("arena-2024"))
+    assert not fit.converged
+    said = " ".join(fit.warnings)
+    assert "not positive definite" in said and "Cholesky" in said and "nan" not in said

@@ -136,7 +136,7 @@ def _conv(r):
         return "yes"
     if r["grad_norm"] < 1e-6:
         if r["min_information_eigenvalue"] is None:
-            return "grad ok, info eigenvalue NaN"
+            return "grad ok, info not pos. def."
         return f"grad ok, info singular ({r['min_information_eigenvalue']:.0e})"
     return f"NO (grad {r['grad_norm']:.0e})"
 
@@ -249,9 +249,9 @@ def _stalled_text(full):
             parts.append(f" {what} stops at a largest gradient entry of {r['grad_norm']:.0e} per comparison, above "
                          "the 1e-6 tolerance: the optimiser did not reach a maximum, so no Wald intervals are reported.")
         elif r["min_information_eigenvalue"] is None:
-            parts.append(f" {what} stops at a gradient of {r['grad_norm']:.0e} per comparison where the smallest "
-                         "eigenvalue of the observed information came out NaN (the fit's warning calls the information "
-                         "singular), so no Wald intervals are reported.")
+            parts.append(f" {what} stops at a gradient of {r['grad_norm']:.0e} per comparison where the observed "
+                         "information is not positive definite (its Cholesky factorisation failed, so no eigenvalue "
+                         "was computed): a saddle point or a flat ridge, so no Wald intervals are reported.")
         else:
             parts.append(f" {what} stops at a gradient of {r['grad_norm']:.0e} per comparison where the information "
                          f"is {'indefinite' if r['min_information_eigenvalue'] < 0 else 'nearly singular'} (smallest "
