@@ -128,6 +128,8 @@ def fit_nuts(
         )
     sampled = model if white.theta is None else whitened_model(model, white)
     map_seconds = time.perf_counter() - t0
+    # NUTS whose step and tree depth follow the whitened geometry (quarter-period HMC fixes its own)
+    tuned = geometry_tuned and sampler != "hmc" and white.theta is not None
     if sampler == "hmc":
         idata = hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
                            random_seed=random_seed, target_accept=target_accept, progressbar=progressbar)
@@ -135,7 +137,7 @@ def fit_nuts(
         if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
             hmc.parallel_devices(chains)
         options = _backend_kwargs(sampler)
-        if geometry_tuned and white.theta is not None:
+        if tuned:
             options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
         with sampled:
             idata = pm.sample(
@@ -158,7 +160,7 @@ def fit_nuts(
     diagnostics.update(seconds=seconds, sampler=sampler, target_accept=target_accept,
                        near_duplicates=[list(d) for d in near_duplicates],
                        whitened=white.theta is not None, whitening_seconds=map_seconds,
-                       geometry_tuned=sampler != "hmc" and geometry_tuned and white.theta is not None,
+                       geometry_tuned=tuned,
                        **({"nutpie_backend": nutpie_backend()} if sampler == "nutpie" else {}))
     if white.reason and whiten:
         diagnostics["whitening_skipped"] = white.reason

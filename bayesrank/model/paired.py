@@ -177,7 +177,7 @@ def _edge_description(framework, values, crossings):
                     "the likelihood's slope, and continued from the mirror image of that column (the same "
                     "likelihood and ΛΛᵀ) with L_jj > 0 where the likelihood rose")
     if at_edge:
-        text.append("the estimate has a diagonal entry L_jj of the loadings' factor at 0 (below 1e-4 of its "
+        text.append(f"the estimate has a diagonal entry L_jj of the loadings' factor at 0 (below {EDGE:g} of its "
                     "column): the likelihood does not rise across it, but the log-scale coordinate of L_jj has "
                     "no information there, so Wald intervals from this chart are not available although ΛΛᵀ "
                     "may be identified")
