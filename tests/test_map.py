@@ -286,3 +286,20 @@ def test_information_without_a_cholesky_factor_is_said_in_words(monkeypatch):
     assert not fit.converged
     said = " ".join(fit.warnings)
     assert "not positive definite" in said and "Cholesky" in said and "nan" not in said
+
+
+@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.Davidson(k_tie=0)], ids=["bt", "davidson"])
+def test_affine_draws_equal_the_pass_through_the_models_map(arena, framework):
+    """Variables affine in θ take their asymptotic-normal draws as θ̂'s values + (B L) z; the same
+    draws, to rounding, as θ̂ + L z pushed through the model's value map one draw at a time."""
+    from bayesrank.inference import asymptotics
+
+    structure = compiled(framework, framework.prepare(arena), prior="flat")
+    assert set(structure.layout()) <= set(asymptotics.affine_blocks(structure))
+    est = br.fit(framework, arena).tree["estimate"]
+    theta, factor = est["theta"].values, asymptotics.covariance_factor(est["theta_cov"].values)
+    drawn = asymptotics.draws(structure, theta, factor, 500, np.random.default_rng(3))
+    z = np.random.default_rng(3).standard_normal((500, factor.shape[1]))
+    rows = structure.value_rows(theta + z @ factor.T)
+    for name, (sl, shape) in structure.layout().items():
+        np.testing.assert_allclose(drawn[name], rows[:, sl].reshape(500, *shape), rtol=0, atol=1e-12)
