@@ -53,6 +53,8 @@ from bayesrank.model.framework import INTERVALS, Framework
 
 #: Convergence threshold on the largest gradient entry of the per-comparison log-likelihood.
 GRADIENT_TOL = 1e-6
+#: Default iteration cap of L-BFGS-B over all its phases (``fit_map(maxiter=)``).
+MAXITER = 20000
 #: The information counts as singular when its smallest eigenvalue is below this fraction of its
 #: largest (a condition number beyond 1e12 leaves no digits in a Wald interval).
 SINGULAR = 1e-12
@@ -76,7 +78,7 @@ def fit_map(
     framework: Framework,
     data: Comparisons,
     *,
-    maxiter: int = 20000,
+    maxiter: int = MAXITER,
     n_draws: int = 1000,
     random_seed: int | None = 0,
     init: np.ndarray | None = None,
