@@ -322,7 +322,15 @@ def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "ob
     the variables the predictors read, before the map to θ (``units``: the meat of
     ``kind="scores"`` per comparison instead of per cell); a dense array, or with ``sparse``
     a ``scipy.sparse`` matrix."""
-    return cd.matrix(*_weights(cd, counts, kind, units), sparse=sparse)
+    return _weighted_information(cd, counts, kind, units, sparse)[1]
+
+
+def _weighted_information(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | None,
+                          sparse: bool) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
+    """:func:`natural_information` and the per-cell weights ``(n, P, P)`` it was built with
+    (:func:`_weights`; the blocks of :func:`_factored` are built from them too)."""
+    weights, second = _weights(cd, counts, kind, units)
+    return weights, cd.matrix(weights, second, sparse=sparse)
 
 
 #: A dense block of B (the identified tie coordinates of the k_tie = 10, 20 models: each of them
@@ -489,10 +497,9 @@ def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     theta = np.asarray(theta, dtype=float)
     cd = CellDerivatives.at(bound, theta)
-    weights, second = _weights(cd, bound.counts, kind, None)
     # the products keep the whole natural matrix: through the cells' gradients in θ (n cells ×
     # tie columns, twice) a product cost 1.5× as much for the k_tie = 20 tie factors
-    nat = cd.matrix(weights, second, sparse=True)
+    weights, nat = _weighted_information(cd, bound.counts, kind, None, sparse=True)
     curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
     return (lambda v: nmap.pull_back_product(nat, theta, v, curvature),
