@@ -326,11 +326,13 @@ def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "ob
 
 
 def _weighted_information(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | None,
-                          sparse: bool) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
+                          sparse: bool, skip: frozenset = frozenset()
+                          ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
     """:func:`natural_information` and the per-cell weights ``(n, P, P)`` it was built with
-    (:func:`_weights`; the blocks of :func:`_factored` are built from them too)."""
+    (:func:`_weights`; the blocks of :func:`_factored` are built from them too), without the
+    terms of the predictor pairs in ``skip`` (:meth:`CellDerivatives.matrix`)."""
     weights, second = _weights(cd, counts, kind, units)
-    return weights, cd.matrix(weights, second, sparse=sparse)
+    return weights, cd.matrix(weights, second, sparse=sparse, skip=skip)
 
 
 #: A dense block of B (the identified tie coordinates of the k_tie = 10, 20 models: each of them
@@ -453,9 +455,9 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
     size = bound.structure.natural.size
-    weights, second = _weights(cd, bound.counts, kind, units)
-    nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX),
-                    skip=_inside(bound, cd))
+    weights, nat = _weighted_information(cd, bound.counts, kind, units,
+                                         sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX),
+                                         skip=_inside(bound, cd))
     given = _factored(bound, cd, weights, diagonal)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
