@@ -141,8 +141,11 @@ def maximise(
     theta, info = maximise_in_chart(logp_dlogp, hessian, x0, n, maxiter, **options)
     crossings = 0
     while edge is not None and crossings < EDGE_CROSSINGS and info["iterations"] < maxiter:
+        candidates = edge(theta)
+        if not candidates:  # (away from an edge: the log-likelihood at θ is not needed)
+            break
         lp = logp_dlogp(theta)[0]
-        gains = [(value, candidate) for candidate in edge(theta)
+        gains = [(value, candidate) for candidate in candidates
                  if np.isfinite(value := logp_dlogp(candidate)[0]) and value > lp]
         if not gains:
             break
