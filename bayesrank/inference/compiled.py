@@ -934,6 +934,13 @@ class Bound:
         return {}
 
     @cached_property
+    def block_jacobians(self) -> dict:
+        """The cells' gradients in θ on the dense blocks of B that linear predictors read (filled
+        by :func:`~bayesrank.inference.information._block_jacobians`): constant, so every
+        information of the fit reuses them."""
+        return {}
+
+    @cached_property
     def last_at(self) -> dict:
         """This fit's memo of quantities derived at one θ (the last θ asked for, per kind):
         the steps of a fit that all need them at θ̂ — information, existence check, cell

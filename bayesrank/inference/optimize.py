@@ -166,10 +166,10 @@ def maximise(
             lp = logp_dlogp(theta)[0]  # (away from an edge it is not needed)
             start = _best_gain(logp_dlogp, candidates, lp)
             crossings += start is not None
-        if start is None and saddles and escapes < SADDLE_ESCAPES and (
-                candidates := _saddle_escapes(logp_dlogp, hessian, theta, n)):
-            lp = logp_dlogp(theta)[0] if lp is None else lp
-            start = _best_gain(logp_dlogp, candidates, lp)
+        if start is None and saddles and escapes < SADDLE_ESCAPES:
+            lp, grad = logp_dlogp(theta)
+            candidates = _saddle_escapes(hessian, theta, grad, n)
+            start = _best_gain(logp_dlogp, candidates, lp) if candidates else None
             escapes += start is not None
         if start is None:
             break
@@ -187,13 +187,14 @@ def _best_gain(logp_dlogp, candidates: list[np.ndarray], lp: float) -> np.ndarra
     return max(gains, key=lambda pair: pair[0])[1] if gains else None
 
 
-def _saddle_escapes(logp_dlogp, hessian, theta: np.ndarray, n: float) -> list[np.ndarray]:
-    """Points θ ± t v along the eigenvector v of the information's most negative eigenvalue, for
+def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> list[np.ndarray]:
+    """Points θ ± t v along the eigenvector v of the information's most negative eigenvalue (``grad``:
+    the gradient at θ), for
     the steps t of :data:`ESCAPE_STEPS`, when the run stopped short of Newton's tolerance at a
     point whose information has one below −:data:`SADDLE` × its largest (a saddle point or the
     side of a ridge, where L-BFGS-B's gradient vanishes and Newton's method cannot step); else
     none. Up to :data:`DENSE_PRECONDITIONER_MAX` coordinates (a dense eigendecomposition)."""
-    if theta.size > DENSE_PRECONDITIONER_MAX or np.max(np.abs(logp_dlogp(theta)[1])) / n < FINAL_TOL:
+    if theta.size > DENSE_PRECONDITIONER_MAX or np.max(np.abs(grad)) / n < FINAL_TOL:
         return []
     information = -hessian(theta) / n
     if not np.all(np.isfinite(information)):
