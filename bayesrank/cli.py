@@ -187,7 +187,8 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=SAMPLERS,
-                     help="NUTS implementation (default nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
+                     help="NUTS implementation (default: for geometry-tuned NUTS numpyro with JAX, else pymc; "
+                          "otherwise nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
                           "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
     fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show NUTS progress (default: when stderr is a terminal)")

@@ -307,13 +307,14 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
 
 
 # ====================================================================== NUTS
-def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 1,
+def task_nuts(sampler: str | None = None, draws: int = 1000, tune: int = 1000, chains: int = 2, seed: int = 1,
               whiten: bool = True, geometry_tuned: bool = True) -> dict:
     """Davidson k_tie=1 on arena-2024 by NUTS: wall seconds (compilation included), CPU seconds,
     min bulk ESS over all parameters, max r̂ (split and folded), divergences, leapfrog steps,
     step size and acceptance per draw; ``whiten=False`` samples the model's own coordinates (the
     sampler before the whitening), ``geometry_tuned=False`` the whitened model with the
-    sampler's own step-size adaptation and tree depth (before the geometry-set step)."""
+    sampler's own step-size adaptation and tree depth (before the geometry-set step);
+    ``sampler=None``: the default (:func:`bayesrank.inference.nuts.default_sampler`), recorded."""
     import arviz as az
     import arviz_stats as azs
     import numpy as np
@@ -333,7 +334,8 @@ def task_nuts(sampler: str = "nutpie", draws: int = 1000, tune: int = 1000, chai
     stats = fit.tree["sample_stats"]
     steps = stats["n_steps"] if "n_steps" in stats else stats.get("num_steps")
     accept = next((stats[k] for k in ("acceptance_rate", "mean_tree_accept") if k in stats), None)
-    return {"sampler": sampler, "seed": seed, "whitened": fit.diagnostics["whitened"],
+    return {"sampler": fit.diagnostics["sampler"], "sampler_named": sampler is not None, "seed": seed,
+            "whitened": fit.diagnostics["whitened"],
             "geometry_tuned": fit.diagnostics.get("geometry_tuned", False), "seconds": t,
             "cpu_seconds": cpu, "sampling_seconds": fit.diagnostics["seconds"],
             "whitening_seconds": fit.diagnostics["whitening_seconds"],
@@ -475,6 +477,9 @@ SUITE = [
     {"task": "processes-cold", "timeout": 7200},
     {"task": "warm", "args": {"repeats": 15}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     *({"task": "scaling", "args": {"m": m}, "timeout": 3600, "quick": m <= 2000} for m in (20, 100, 500, 2000, 5000, 10000)),
+    # the default (geometry-tuned: numpyro with JAX, which the bench extra installs), then each by name
+    *({"task": "nuts", "args": {"sampler": None, "seed": seed}, "timeout": 3600, "quick": seed == 1}
+      for seed in (1, 2)),
     *({"task": "nuts", "args": {"sampler": s}, "timeout": 3600, "quick": s in ("nutpie", "hmc")}
       for s in ("nutpie", "pymc", "numpyro", "hmc")),
     # NUTS's r̂ ≤ 1.01 at 2 × 1000 is decided by chance in a few of ~400 quantities (its draws of
@@ -575,7 +580,7 @@ def report(results: dict) -> list[str]:
     lines += _table("NUTS and quarter-period HMC, Davidson k_tie=1 on arena-2024, 2 chains × 1000 (compilation included)",
                     ("sampler", "coordinates", "seed", "wall", "leapfrog steps / draw", "min bulk ESS (all parameters)",
                      "min tail ESS", "max r̂", "divergences", "load average"),
-                    [(r["sampler"], ("whitened, step π/2^d" if r.get("geometry_tuned") else "whitened")
+                    [(r["sampler"] + ("" if r.get("sampler_named", True) else " (default)"), ("whitened, step π/2^d" if r.get("geometry_tuned") else "whitened")
                       if r.get("whitened") else "model's own", r.get("seed", 1),
                       f"{r['seconds']:.1f} s", fmt(r.get("leapfrog_steps"), "{:.1f}"), f"{r['min_ess_bulk_all']:.0f}",
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],

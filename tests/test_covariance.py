@@ -220,3 +220,26 @@ def test_maximise_continues_across_the_edge_of_its_chart():
     assert info["edge_crossings"] == 1
     assert logp_dlogp(theta)[0] == pytest.approx(0.0, abs=1e-10)
     np.testing.assert_allclose([np.exp(theta[0]), theta[1]], [1.0, -1.0], atol=1e-5)
+
+
+def test_maximise_leaves_a_saddle_point_along_its_negative_curvature():
+    """ℓ(x, y) = −(x² − 1)² − cosh y from (0, 0.7): x stays 0 by symmetry, so L-BFGS-B stops on
+    the saddle (0, 0) (the gradient vanishes) and Newton's method cannot step (the information
+    has the eigenvalue −4 along x); one escape along x, then the maximum (±1, 0). A concave
+    log-likelihood never looks for saddles."""
+    from bayesrank.inference.optimize import maximise
+
+    def logp_dlogp(theta):
+        x, y = theta
+        return -((x * x - 1.0) ** 2) - np.cosh(y), np.array([-4 * x * (x * x - 1.0), -np.sinh(y)])
+
+    def hessian(theta):
+        x, y = theta
+        return np.array([[4.0 - 12.0 * x * x, 0.0], [0.0, -np.cosh(y)]])
+
+    start = np.array([0.0, 0.7])
+    theta, info = maximise(logp_dlogp, hessian, start, 1.0, 2000)
+    assert info["saddle_escapes"] == 1
+    np.testing.assert_allclose(np.abs(theta), [1.0, 0.0], atol=1e-8)
+    stuck, info = maximise(logp_dlogp, hessian, start, 1.0, 2000, concave=True)  # (told it is concave)
+    assert "saddle_escapes" not in info and abs(stuck[0]) < 1e-8

@@ -11,6 +11,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 import bayesrank as br
+from bayesrank.inference.nuts import default_sampler
 from bayesrank.data import Comparisons, from_judgements, load, near_duplicate_judges
 from bayesrank.data.judges import standardized_log_length
 from bayesrank.errors import DataError, ModelSpecError
@@ -452,10 +453,24 @@ def test_covariate_fit_save_load_exact(covariate_fits, method, tmp_path):
     pd.testing.assert_frame_equal(back.predict(*args, **kw), fit.predict(*args, **kw))
 
 
+def test_no_whitening_without_an_mle():
+    from bayesrank.inference.whiten import whitening
+
+    data = simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0])
+    for _ in range(5):  # the model's log-density moves to the compiled tier
+        assert not br.fit(JudgeAware(), data).diagnostics["mle_exists"]
+    model, _ = JudgeAware().build(JudgeAware().prepare(data), prior="weak")
+    white = whitening(JudgeAware(), data, model)
+    assert white.theta is None and white.reason
+
+
 def test_nuts_prior_resolves_anti_aligned_judge():
     """With ZeroSumNormal priors on log γ the posterior exists: the bad judge gets a small γ."""
     data = simulate(S_TRUE, [1.5, 1.0, 2.0, -1.0])
     fit = br.fit(JudgeAware(), data, method="nuts", draws=200, tune=300, chains=2, random_seed=1)
+    # no MLE: the MLE's covariance does not describe the posterior, so no whitening (whatever the
+    # tier the MAP fit ran on: after other fits its information at the optimiser's stop can factor)
+    assert not fit.diagnostics["whitened"] and fit.diagnostics["sampler"] == default_sampler(False)
     gamma = fit.parameters().query("parameter == 'gamma'")["estimate"].to_numpy()
     assert np.isfinite(gamma).all() and gamma[3] < 0.2 < gamma[:3].min()
     assert np.argsort(fit.scores().to_numpy()).tolist() == np.argsort(S_TRUE).tolist()

@@ -158,18 +158,35 @@ def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, smal
     """Whitened NUTS with the step π/2**d and depth d (d = 3 for these 5 coordinates): its draws
     land on average π/2 from the start, so the location's lag-1 autocorrelation is near 0; with
     the step size adapted, NUTS stops near a half period and the location is anti-correlated."""
+    from bayesrank.inference.nuts import default_sampler
+
     tuned, adapted = small_nuts_tuned, small_nuts
     assert tuned.diagnostics["geometry_tuned"] and not adapted.diagnostics["geometry_tuned"]
+    assert tuned.diagnostics["sampler"] == default_sampler(True) != "nutpie"  # a sampler that fixes its step
     stats = tuned.tree["sample_stats"]
-    np.testing.assert_allclose(stats["step_size"].values, np.pi / 8, rtol=1e-6)  # adapted, capped at π/8
+    np.testing.assert_allclose(stats["step_size"].values, np.pi / 8, rtol=1e-6)
     assert 6.5 < float(stats["n_steps"].mean()) <= 7  # nearly every tree reaches depth 3: by design
     # the step's acceptance predicted for a standard normal is ≥ target_accept (0.9)
-    assert float(stats["mean_tree_accept"].mean()) >= 0.9
+    assert float(stats["acceptance_rate"].mean()) >= 0.9
     # measured (seeds 5, 6): tuned 0.015, 0.040; adapted -0.116, -0.135; lag-1 noise is about 0.02
     assert _location_autocorrelation(tuned) > -0.05
     assert _location_autocorrelation(adapted) < -0.08
     assert tuned.converged and adapted.converged
     np.testing.assert_allclose(tuned.scores(), adapted.scores(), atol=0.03)
+
+
+def test_default_sampler_fixes_the_step_where_the_geometry_sets_it(monkeypatch):
+    """Geometry-tuned NUTS: numpyro with JAX, else PyMC's sampler (both take a fixed step);
+    otherwise nutpie, PyMC's own choice, when installed."""
+    from bayesrank.inference import nuts
+
+    installed = {"jax", "numpyro", "nutpie"}
+    monkeypatch.setattr(nuts, "find_spec", lambda name: name if name in installed else None)
+    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("numpyro", "nutpie")
+    installed -= {"jax"}
+    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("pymc", "nutpie")
+    installed -= {"nutpie"}
+    assert nuts.default_sampler(False) == "pymc"
 
 
 def test_quarter_period_hmc_needs_whitened_coordinates(small):

@@ -143,10 +143,24 @@ def test_map_results_identical_across_processes():
     """
     first, second = fresh_process(code), fresh_process(code)
     assert without_timings(first) == without_timings(second)  # two fresh processes: bit for bit
-    # in this process the model may already run on the JIT backend (bayesrank.inference.backend),
-    # whose floating-point operations differ from the cheap (NumPy) tier's in the last bits
+    # in this process the model, or its link's kernels (promoted by any earlier Davidson fit), may
+    # already run on the JIT backend (bayesrank.inference.backend), whose floating-point operations
+    # differ from the cheap (NumPy) tier's in the last bits: the optimiser's path then differs
+    # (after other Davidson fits: 115 against 116 iterations, gradient 6e-16 against 9e-16), and
+    # the results agree to 1e-10
     here = json.loads(json.dumps(br.fit(br.JudgeAware(ties="davidson"), "mtbench-judges", random_seed=7).to_json()))
-    assert _close(without_timings(here), without_timings(first))
+    assert _close(without_path(here), without_path(first))
+    assert max(here["diagnostics"]["grad_norm"], first["diagnostics"]["grad_norm"]) < 1e-12
+
+
+#: Diagnostics of the optimiser's path: they depend on the last bits of every evaluation.
+PATH = ("iterations", "newton_iterations", "function_evaluations", "grad_norm")
+
+
+def without_path(summary: dict) -> dict:
+    out = without_timings(summary)
+    out["diagnostics"] = {k: v for k, v in out["diagnostics"].items() if k not in PATH}
+    return out
 
 
 def _close(a, b) -> bool:

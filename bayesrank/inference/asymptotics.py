@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.linalg import blas
 
-from bayesrank.inference.compiled import Structure
+from bayesrank.inference.compiled import SparsePlusRankOne, Structure
 
 #: Relative step of the directional differences along a column of the covariance factor
 #: (exact for linear maps; truncation error ~1e-10 relative for the smooth non-linear ones).
@@ -41,26 +41,25 @@ def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.nd
     coordinate among theirs), B Cov(θ̂)[cols, cols] Bᵀ with B in its sparse-plus-rank-one form:
     O(size²) per variable for the zero-sum scores, where differences along the columns of a
     covariance factor cost O(size³)."""
-    nmap = structure.natural
     index = np.arange(cov.shape[0])
-    out = {}
-    for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured):
-        if nmap.exp_columns[cols].any():
-            continue
-        at = index[cols]
-        out[name] = B.congruence(cov[np.ix_(at, at)])
-    return out
+    return {name: B.congruence(cov[np.ix_(index[cols], index[cols])])
+            for name, (cols, B) in affine_blocks(structure).items()}
+
+
+def affine_blocks(structure: Structure) -> dict[str, tuple[slice, SparsePlusRankOne]]:
+    """The natural variables affine in θ (no positive-variable coordinate among theirs): per
+    name, its θ columns and its block B of the natural map (variable = B θ[cols] + constant)."""
+    nmap = structure.natural
+    return {name: (cols, B) for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured)
+            if not nmap.exp_columns[cols].any()}
 
 
 def linear_variances(structure: Structure, factor: np.ndarray) -> dict[str, np.ndarray]:
     """Exact variances of the natural variables affine in θ from a covariance factor L
     (L Lᵀ = Cov(θ̂)): the squared row norms of B L, a chunk of columns at a time with B in its
     sparse-plus-rank-one form — neither Cov(θ̂) nor the variables' covariance is formed."""
-    nmap = structure.natural
     out = {}
-    for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured):
-        if nmap.exp_columns[cols].any():
-            continue
+    for name, (cols, B) in affine_blocks(structure).items():
         rows = factor[cols]
         var = np.zeros(B.S.shape[0])
         for start in range(0, rows.shape[1], COLUMN_CHUNK):
@@ -147,7 +146,11 @@ def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) ->
 def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
           rng: np.random.Generator, upper: bool = False) -> dict[str, np.ndarray]:
     """Draws of every model variable from the asymptotic normal θ̂ + L z (``upper``: L is
-    upper triangular, and the product a triangular one — half the work).
+    upper triangular, and the product a triangular one — half the work). When every variable is
+    affine in θ (:func:`affine_blocks`: Bradley–Terry's scores) the draws are its value at θ̂
+    plus (B L) z, B its block of the natural map: one product, no pass of every draw through
+    the model's map (not with ``upper``, the large-model path, where B L would be a second
+    factor-sized array).
 
     Returns
     -------
@@ -155,16 +158,25 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
         Variable → ``(n_draws, *shape)``.
     """
     z = rng.standard_normal((n_draws, factor.shape[1]))
-    if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
-        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
-    elif factor.flags.c_contiguous and not np.any(np.triu(factor, 1)):
-        # a lower Cholesky factor: the same product by trmm on the memory of Lᵀ (Fortran-ordered,
-        # upper triangular), two thirds of the time of the dense product, the same values
-        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+    layout, affine = structure.layout(), affine_blocks(structure)
+    # every variable B θ + c: θ̂'s values + (B L) z, one product (B L is dense: not for the large
+    # models' triangular factor, whose draws keep one factor-sized array)
+    if not upper and set(layout) <= set(affine):
+        centre = structure.value_rows(theta)[0]
+        moved = np.concatenate([affine[name][1].times(factor[affine[name][0]]) for name in layout])
+        rows = z @ moved.T
+        rows += centre  # (in place: a second draws-sized array costs as much as the product)
     else:
-        steps = z @ factor.T
-    rows = structure.value_rows(theta + steps)
-    return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in structure.layout().items()}
+        if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
+            steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+        elif factor.flags.c_contiguous and not np.any(np.triu(factor, 1)):
+            # a lower Cholesky factor: the same product by trmm on the memory of Lᵀ (Fortran-ordered,
+            # upper triangular), two thirds of the time of the dense product, the same values
+            steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+        else:
+            steps = z @ factor.T
+        rows = structure.value_rows(theta + steps)
+    return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in layout.items()}
 
 
 def replicates(structure: Structure, thetas: np.ndarray, cross: tuple[str, ...] = ("score",)

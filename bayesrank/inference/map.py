@@ -53,6 +53,8 @@ from bayesrank.model.framework import INTERVALS, Framework
 
 #: Convergence threshold on the largest gradient entry of the per-comparison log-likelihood.
 GRADIENT_TOL = 1e-6
+#: Default iteration cap of L-BFGS-B over all its phases (``fit_map(maxiter=)``).
+MAXITER = 20000
 #: The information counts as singular when its smallest eigenvalue is below this fraction of its
 #: largest (a condition number beyond 1e12 leaves no digits in a Wald interval).
 SINGULAR = 1e-12
@@ -76,7 +78,7 @@ def fit_map(
     framework: Framework,
     data: Comparisons,
     *,
-    maxiter: int = 20000,
+    maxiter: int = MAXITER,
     n_draws: int = 1000,
     random_seed: int | None = 0,
     init: np.ndarray | None = None,
@@ -252,12 +254,15 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
             "typically tie thresholds of pairs without ties run out until their tie probability underflows), "
             "so Wald intervals are not available; use method='nuts' (proper priors) or fewer tie factors."
         )
-    elif not identified and np.isnan(eig_min):  # a large information whose Cholesky factor failed
+    elif not identified and (np.isnan(eig_min) or eig_min < -SINGULAR * eig_max):
+        # a clearly negative eigenvalue, or a large information whose Cholesky factor failed (its
+        # eigenvalues then left NaN): not a maximum, whatever the data identify
+        how = ("its Cholesky factorisation failed, so its eigenvalues were not computed" if np.isnan(eig_min)
+               else f"smallest eigenvalue {eig_min:.2e} per comparison")
         notes.append(
-            "the observed information is not positive definite at the estimate (its Cholesky factorisation "
-            "failed, so its eigenvalues were not computed): the optimiser stopped at a saddle point or on a flat "
-            "ridge, not at a strict maximum, so Wald intervals are not available; use method='nuts' (proper "
-            "priors) or a simpler model."
+            f"the observed information is not positive definite at the estimate ({how}): the optimiser "
+            "stopped at a saddle point or on a flat ridge, not at a strict maximum, so Wald intervals are not "
+            "available; use method='nuts' (proper priors) or a simpler model."
         )
     elif not identified:
         if mle_exists:

@@ -1,5 +1,5 @@
-"""Posterior sampling with NUTS (nutpie when installed — PyMC's own choice — PyMC's sampler, or
-numpyro on JAX), or with quarter-period HMC on the whitened coordinates
+"""Posterior sampling with NUTS (numpyro on JAX, PyMC's sampler or nutpie: :func:`default_sampler`
+picks one), or with quarter-period HMC on the whitened coordinates
 (:mod:`bayesrank.inference.hmc`), returning the DataTree shape of :mod:`bayesrank.inference.tree`.
 
 The model is the framework's with its weakly informative priors
@@ -78,8 +78,10 @@ def fit_nuts(
         or, for whitened NUTS with ``geometry_tuned``, the acceptance the fixed step size would
         have on a standard normal (:func:`white_tree_depth`).
     sampler : {"nutpie", "pymc", "numpyro", "hmc"}, optional
-        NUTS implementation; default is PyMC's choice (nutpie when installed). ``numpyro``
-        runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``. ``"hmc"``:
+        NUTS implementation; default (:func:`default_sampler`): for geometry-tuned whitened
+        NUTS a sampler that takes its fixed step — numpyro when JAX is installed, else PyMC's —,
+        otherwise PyMC's choice (nutpie when installed). ``numpyro`` runs on JAX (CPU or GPU)
+        and needs ``pip install bayesrank[jax]``. ``"hmc"``:
         Hamiltonian Monte Carlo with a fixed integration time of π/2 in the whitened
         coordinates (:mod:`bayesrank.inference.hmc`; JAX, and ``whiten`` must apply): nearly
         independent draws of a near-normal posterior, where NUTS's draws of the scale are
@@ -103,7 +105,7 @@ def fit_nuts(
         ``attrs["bayesrank_diagnostics"]`` has ``max_rhat``, ``min_ess_bulk``,
         ``min_ess_tail``, ``divergences``, ``converged``.
     """
-    sampler = _check_sampler(sampler)
+    sampler = None if sampler is None else _check_sampler(sampler)
     if draws < 1 or tune < 0 or chains < 1:
         raise ModelSpecError("draws and chains must be positive and tune non-negative.")
     if random_seed is not None and (not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
@@ -130,6 +132,7 @@ def fit_nuts(
     map_seconds = time.perf_counter() - t0
     # NUTS whose step and tree depth follow the whitened geometry (quarter-period HMC fixes its own)
     tuned = geometry_tuned and sampler != "hmc" and white.theta is not None
+    sampler = sampler or default_sampler(tuned)
     if sampler == "hmc":
         idata = hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
                            random_seed=random_seed, target_accept=target_accept, progressbar=progressbar)
@@ -291,12 +294,24 @@ def posterior_probabilities(framework, prepared, posterior: xr.Dataset, cells: d
     return total / n_draws
 
 
-def _check_sampler(sampler: str | None) -> str:
-    """The NUTS implementation to use; fails early, in words, when it is not installed."""
-    if sampler is not None and sampler not in SAMPLERS:
+def default_sampler(geometry_tuned: bool) -> str:
+    """The NUTS implementation used when none is named.
+
+    Geometry-tuned NUTS (:func:`whitened_nuts_options`) takes a fixed step size: numpyro when
+    JAX is installed, else PyMC's sampler. nutpie cannot fix its step (it adapts it, capped at
+    the geometry's), which made it the slowest of the three there: Davidson k_tie=1 on arena-2024,
+    2 chains × 1000 on 2 cores, numpyro 15.9–16.3 s, PyMC's 17.4–19.6 s, nutpie 24.6–25.6 s
+    (``bench/results/nuts.md``). Otherwise PyMC's own choice: nutpie when installed.
+    """
+    if geometry_tuned:
+        return "numpyro" if find_spec("jax") and find_spec("numpyro") else "pymc"
+    return "nutpie" if find_spec("nutpie") else "pymc"
+
+
+def _check_sampler(sampler: str) -> str:
+    """A named NUTS implementation; fails early, in words, when it is unknown or not installed."""
+    if sampler not in SAMPLERS:
         raise ModelSpecError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}.")
-    if sampler is None:  # PyMC's own default: nutpie when installed
-        sampler = "nutpie" if find_spec("nutpie") else "pymc"
     needs = {"nutpie": ["nutpie"], "numpyro": ["jax", "numpyro"], "hmc": ["jax", "numpyro"]}
     missing = [pkg for pkg in needs.get(sampler, []) if find_spec(pkg) is None]
     if missing:

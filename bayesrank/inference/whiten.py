@@ -27,7 +27,9 @@ from pytensor.graph.replace import graph_replace
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.compiled import compiled
+from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import information
+from bayesrank.inference.map import MAXITER
 from bayesrank.inference.optimize import maximise
 from bayesrank.inference.tree import coords_of, variable_dims
 from bayesrank.lazy import lazy_module
@@ -61,9 +63,10 @@ class Whitening:
 
 def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
     """θ̂ and L from the maximum-likelihood estimate of ``data`` (raw cells) — the MAP fit's
-    optimiser and exact Hessian, without its intervals and its existence check (any full-rank
-    L gives the same posterior; a poor one only costs leapfrog steps) — when the observed
-    information is positive definite on every free coordinate of ``model`` (the NUTS model)."""
+    optimiser, exact Hessian and existence check, without its intervals — when the MLE exists and
+    its observed information is positive definite on every free coordinate of ``model`` (the NUTS
+    model). Any full-rank L gives the same posterior, but NUTS's geometry-tuned step assumes the
+    posterior in z is close to a standard normal."""
     if not framework.map_supported:
         return Whitening(None, None, "the model has no maximum-likelihood fit (hierarchical prior)")
     prepared = framework.prepare(data)
@@ -83,6 +86,12 @@ def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
             return Whitening(None, None, "the observed information is singular at the maximum-likelihood estimate")
         if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(upper))):
             return Whitening(None, None, "the maximum-likelihood fit did not reach a finite estimate")
+        # where the MLE does not exist the optimiser stops far out along a direction of rising
+        # likelihood, whose information is nearly zero but may still factor: L is huge there and
+        # the posterior in z is nothing like a standard normal (a fixed geometry-tuned step then
+        # fails outright, an adapted one only slowly)
+        if not check_existence(framework, bound, theta, flat.values(theta), MAXITER)["mle_exists"]:
+            return Whitening(None, None, "the maximum-likelihood estimate does not exist")
         factor = solve_triangular(upper, np.eye(theta.size), lower=False)
     return Whitening(theta, factor)
 

@@ -51,6 +51,7 @@ from bayesrank.model.structures import (
     dct_iv_basis,
     empirical_scores,
     free_real,
+    pair_logit_scores,
     thurstonian,
     tie_coordinate_basis,
     tie_factors,
@@ -110,9 +111,9 @@ def _initial_values(framework, data):
     # at μ̃ = 0 every z is 0 and the covariance coordinates have no curvature
     if framework.k_cov is None:
         # a concave log-likelihood is maximised by Newton's method from the start
-        # (inference/optimize.py): from the empirical logits, Bradley–Terry on arena-2024 needs
-        # 4 steps instead of 5 from zero
-        return {"score": empirical_scores(data)} if framework.link in LOG_CONCAVE else {}
+        # (inference/optimize.py): Bradley–Terry on arena-2024 needs 5 steps from zero, 4 from
+        # the item logits, 3 from the pair logits' least squares
+        return {"score": pair_logit_scores(data)} if framework.link in LOG_CONCAVE else {}
     return {"score_raw": 2**0.5 * empirical_scores(data)}
 
 
