@@ -373,11 +373,14 @@ def task_rhat_floor(chains: int = 2, draws: int = 1000, parameters: int = 387, r
 
 # ====================================================================== the paper's 30 models
 def task_grid(ids: str = "1-30") -> dict:
-    """Table D.1 models by MAP on arena-2024: first fit, then a warm fit (median of 2); converged,
-    intervals for every reported variable."""
+    """Table D.1 models by MAP on arena-2024: the first fit, the second (the log-density still on
+    the cheap tier) and the warm fit — as ``warm``'s, the steady state once the model has moved to
+    the compiled tier after ``backend.JIT_AFTER`` reuses (median of 2); converged, intervals for
+    every reported variable."""
     import numpy as np
 
     import bayesrank as br
+    from bayesrank.inference import backend
     from bayesrank.papers import LEADERBOT_D1, leaderbot_model
 
     lo, _, hi = ids.partition("-")
@@ -387,6 +390,11 @@ def task_grid(ids: str = "1-30") -> dict:
     for mid in chosen:
         fw = leaderbot_model(mid)
         t, fit = timed(lambda: br.fit(fw, data))
+        c0 = time.process_time()
+        second = timed(lambda: br.fit(fw, data))[0]
+        second_cpu = time.process_time() - c0
+        for _ in range(backend.JIT_AFTER - 1):  # the fit that moves it to the compiled tier, untimed
+            br.fit(fw, data)
         warm, cpu = [], []
         for _ in range(2):
             c0 = time.process_time()
@@ -395,7 +403,8 @@ def task_grid(ids: str = "1-30") -> dict:
         fit = warm[-1][1]
         reported = [np.asarray(fit.tree["estimate"][f"{v}_se"].values) for v in fw.reported()
                     if f"{v}_se" in fit.tree["estimate"]]
-        rows.append({"id": mid, "label": fw.label, "first_seconds": t, "warm_seconds": summary(w[0] for w in warm)["median"],
+        rows.append({"id": mid, "label": fw.label, "first_seconds": t, "second_seconds": second,
+                     "second_cpu_seconds": second_cpu, "warm_seconds": summary(w[0] for w in warm)["median"],
                      "warm_cpu_seconds": summary(cpu)["median"],
                      "nll": fit.nll, "paper_nll": LEADERBOT_D1[mid][1], "converged": fit.converged,
                      "intervals": bool(reported and all(np.all(np.isfinite(r)) for r in reported)),
@@ -586,9 +595,12 @@ def report(results: dict) -> list[str]:
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
                       fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])
     grid = [r for rs in (results.get("grid") or {}).values() for r in rs if "error" not in r]
-    lines += _table("Table D.1 models by MAP (warm: median of 2 refits)",
-                    ("id", "model", "free params", "warm fit", "first fit", "NLL", "paper", "converged", "intervals"),
-                    [(r["id"], r["label"], r["n_params"], f"{r['warm_seconds']:.2f} s", f"{r['first_seconds']:.1f} s",
+    lines += _table("Table D.1 models by MAP (warm: steady state on the compiled tier, median of 2 fits; second fit: "
+                    "the cheap tier)",
+                    ("id", "model", "free params", "warm fit", "second fit", "first fit", "NLL", "paper", "converged",
+                     "intervals"),
+                    [(r["id"], r["label"], r["n_params"], f"{r['warm_seconds']:.2f} s",
+                      fmt(r.get("second_seconds"), "{:.2f} s"), f"{r['first_seconds']:.1f} s",
                       f"{r['nll']:.5f}", f"{r['paper_nll']:.4f}", fmt(r["converged"]), fmt(r["intervals"]))
                      for r in (grid[-1]["models"] if grid else [])])
     slope = [r for rs in (results.get("judge-mse-slope") or {}).values() for r in rs if "error" not in r]
