@@ -429,13 +429,30 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    size = bound.structure.natural.size
     weights, second = _weights(cd, bound.counts, kind, units)
+    # the gradient term of a Hessian through the exp of positive variables
+    curvature = -cd.gradient() if kind == "observed" else None
+    return cell_matrix(bound, cd, theta, weights, second, curvature, diagonal)
+
+
+def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: np.ndarray,
+                second: np.ndarray | None = None, curvature: np.ndarray | None = None,
+                diagonal: bool = False) -> np.ndarray:
+    """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) of the cells ``cd`` of ``bound`` at θ, pulled back
+    to θ (:meth:`CellDerivatives.matrix`'s arguments; ``curvature``: the natural gradient whose
+    term through the exp of positive variables a Hessian adds), the dense tie blocks from the
+    cells' gradients in θ (:func:`_factored`): the matrix of :func:`information` for any per-cell
+    weights (the existence check's Gram matrix of the locked cells is one).
+
+    Returns
+    -------
+    ndarray
+        ``(n_free, n_free)``, symmetric (``(n_free,)`` with ``diagonal=True``).
+    """
+    size = bound.structure.natural.size
     nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX),
                     skip=_inside(bound, cd))
     given = _factored(bound, cd, weights, diagonal)
-    # the gradient term of a Hessian through the exp of positive variables
-    curvature = -cd.gradient() if kind == "observed" else None
     nmap = bound.structure.natural
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature, given)

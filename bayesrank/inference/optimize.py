@@ -62,6 +62,11 @@ ITERATIVE_RTOL = 1e-10
 #: such as the k_tie = 20 tie factors', then pays at most this many O(n²) products extra;
 #: 2,000 synthetic items need 17).
 ITERATIVE_MAX = 100
+#: Conjugate-gradient solves are used for the next Newton step only while they take at most this
+#: many iterations: on the k_tie = 20 tie factors (arena-2024, Davidson) a Hessian-vector product
+#: costs 9 ms and the operator 0.28 s to set up, the dense information with its Cholesky factor
+#: 0.8 s, and the solves took 20, 24, 38, 61, 87, 98 and then over 100 iterations step by step.
+ITERATIVE_KEEP = 50
 #: Step lengths of Newton's line search, longest first.
 BACKTRACKING = (1.0, 0.5, 0.25, 0.125, 0.0625)
 #: Levenberg–Marquardt damping (relative to the unit diagonal of the scaled information) tried
@@ -70,6 +75,13 @@ BACKTRACKING = (1.0, 0.5, 0.25, 0.125, 0.0625)
 #: directions make the full step overshoot by orders of magnitude into overflow; damping
 #: shortens exactly those components, where backtracking shrinks all of them.
 DAMPING = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
+#: Chord steps (:func:`_chord_step`) tried after each accepted dense Newton step, with its
+#: factored information, before the information is built again: on the k_tie = 20 tie factors
+#: (2,458 free coordinates on arena-2024) an information and its Cholesky factor cost 0.8 s, a
+#: chord step one gradient; near the maximum they contract the gradient nearly as a Newton step.
+CHORD_STEPS = 8
+#: A chord step is kept when the largest gradient entry falls to at most this fraction.
+CHORD_CONTRACTION = 1.0
 #: Up to this many free coordinates, L-BFGS-B resumes with a dense preconditioner from the
 #: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase): the
 #: rank-3 Thurstonian models with k_tie = 10 (1,882 coordinates) need it — paper model 29 on
@@ -324,28 +336,48 @@ def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
     return U[:, g:]
 
 
-def _newton_step(scaled: np.ndarray, rhs: np.ndarray, iterative: bool = True) -> np.ndarray | None:
+def _newton_step(scaled: np.ndarray, rhs: np.ndarray, iterative: bool = True, keep: list | None = None
+                 ) -> np.ndarray | None:
     """Solve the unit-diagonal (Jacobi-scaled) information against ``rhs``: by conjugate
     gradients beyond :data:`ITERATIVE_FROM` coordinates unless ``iterative`` is False (O(n²) a
     step; accepted when the residual is below :data:`ITERATIVE_RTOL` and the step ascends),
     else — or when they do not converge — by Cholesky; None when the matrix is not positive
-    definite."""
+    definite. The Cholesky factor is appended to ``keep`` (when given) for :func:`_chord_step`."""
     if iterative and scaled.shape[0] >= ITERATIVE_FROM:
         x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX)
         if info == 0 and float(x @ rhs) > 0 and \
                 np.linalg.norm(scaled @ x - rhs) <= 10 * ITERATIVE_RTOL * np.linalg.norm(rhs):
             return x
     try:
-        return cho_solve(cho_factor(scaled), rhs)
+        factor = cho_factor(scaled, check_finite=False)
     except np.linalg.LinAlgError:
         return None
+    if keep is not None:
+        keep.append(factor)
+    return cho_solve(factor, rhs, check_finite=False)
 
 
-def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray | bool:
+def _chord_step(logp_dlogp, chord, theta, lp, grad):
+    """A Newton step with the information factored at an earlier point (a chord, or Shamanskii,
+    step: one gradient and two triangular solves instead of an information and its Cholesky
+    factor), accepted at full length when it gains (Armijo) and shrinks the largest gradient
+    entry to at most :data:`CHORD_CONTRACTION` of what it was: ``(θ, ℓ, ∇ℓ)``, or None."""
+    factor, d, T = chord
+    rgrad = grad if T is None else T.T @ grad
+    step = cho_solve(factor, rgrad / d, check_finite=False) / d
+    step = step if T is None else T @ step
+    accepted = _line_search(logp_dlogp, theta, lp, grad, step, (1.0,))
+    if accepted is None or np.max(np.abs(accepted[2])) > CHORD_CONTRACTION * np.max(np.abs(grad)):
+        return None
+    return accepted
+
+
+def _operator_step(product, theta: np.ndarray, grad: np.ndarray, iterations: list | None = None
+                   ) -> np.ndarray | bool:
     """A Newton step by conjugate gradients on Hessian-vector products, Jacobi-scaled as
     :func:`_newton_step`: accepted on the same terms; else False when they ran and did not
     converge, True when they could not run (a diagonal entry not positive) — the dense solve
-    then runs."""
+    then runs. The number of conjugate-gradient iterations is appended to ``iterations``."""
     matvec, diag = product(theta)
     if not np.all(np.isfinite(diag)) or np.any(diag <= 0):
         return True
@@ -353,7 +385,11 @@ def _operator_step(product, theta: np.ndarray, grad: np.ndarray) -> np.ndarray |
     n = theta.size
     scaled = LinearOperator((n, n), matvec=lambda x: matvec(np.ravel(x) / d) / d, dtype=float)
     rhs = grad / d
-    x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX)
+    count = [0]
+    x, info = cg(scaled, rhs, rtol=ITERATIVE_RTOL, maxiter=ITERATIVE_MAX,
+                 callback=lambda _: count.__setitem__(0, count[0] + 1))
+    if iterations is not None:
+        iterations.append(count[0])
     if info == 0 and float(x @ rhs) > 0 and np.linalg.norm(scaled @ x - rhs) <= 10 * ITERATIVE_RTOL * np.linalg.norm(rhs):
         return x / d
     return False
@@ -389,11 +425,23 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     # ITERATIVE_MAX iterations at one step (the k_tie = 20 tie factors', condition ~1e8) they do
     # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
     operator, iterative = product is not None and gauge is None and theta.size >= ITERATIVE_FROM, True
+    chord = None  # the last dense step's factored information, tried again at the next points
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True, None
-        step = _operator_step(product, theta, grad) if operator and iterative else True
-        iterative = iterative and step is not False
+        for _ in range(CHORD_STEPS if chord is not None else 0):
+            accepted = _chord_step(logp_dlogp, chord, theta, lp, grad)
+            if accepted is None:
+                break
+            theta, lp, grad = accepted
+            if np.max(np.abs(grad)) / n < FINAL_TOL:
+                return theta, it, True, None
+        chord = None
+        used = []
+        step = _operator_step(product, theta, grad, used) if operator and iterative else True
+        # (a solve that needed many products is followed by harder ones as Newton's method moves
+        # into the flat directions: the dense step is then the cheaper one)
+        iterative = iterative and step is not False and sum(used) <= ITERATIVE_KEEP
         accepted = None if isinstance(step, bool) else _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING)
         if accepted is not None:
             theta, lp, grad = accepted
@@ -408,7 +456,9 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         scaled, rhs = reduced / np.outer(d, d), rgrad / d
         moved = False
         for damping in DAMPING:  # Newton's step, then Levenberg–Marquardt steps if it fails
-            step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs, iterative)
+            factor = []
+            step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs, iterative,
+                                keep=factor)
             if step is None:
                 if damping == 0:
                     return theta, it, False, information
@@ -419,6 +469,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
             if accepted is not None:
                 theta, lp, grad = accepted
                 moved = True
+                chord = (factor[0], d, T) if factor and damping == 0 else None
                 break
         if not moved:
             return theta, it + 1, False, information
