@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, lapack
 from scipy.optimize import minimize
 from scipy.sparse.linalg import LinearOperator, cg
 
@@ -354,7 +354,19 @@ def _newton_step(scaled: np.ndarray, rhs: np.ndarray, iterative: bool = True, ke
         return None
     if keep is not None:
         keep.append(factor)
-    return cho_solve(factor, rhs, check_finite=False)
+    return _cholesky_solve(factor, rhs)
+
+
+def _cholesky_solve(factor: tuple, rhs: np.ndarray) -> np.ndarray:
+    """A⁻¹ rhs from A's Cholesky factor (``cho_factor`` form) by LAPACK's potrs on the factor's own
+    memory: ``cho_solve`` copies a C-ordered factor to Fortran order on every call (60 ms for
+    2,458 coordinates, ten times the two triangular solves)."""
+    c, lower = factor
+    c, lower = (c, lower) if c.flags.f_contiguous else (c.T, not lower)
+    x, info = lapack.dpotrs(c, rhs, lower=lower)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potrs failed ({info})")
+    return x
 
 
 def _chord_step(logp_dlogp, chord, theta, lp, grad):
@@ -364,7 +376,7 @@ def _chord_step(logp_dlogp, chord, theta, lp, grad):
     entry to at most :data:`CHORD_CONTRACTION` of what it was: ``(θ, ℓ, ∇ℓ)``, or None."""
     factor, d, T = chord
     rgrad = grad if T is None else T.T @ grad
-    step = cho_solve(factor, rgrad / d, check_finite=False) / d
+    step = _cholesky_solve(factor, rgrad / d) / d
     step = step if T is None else T @ step
     accepted = _line_search(logp_dlogp, theta, lp, grad, step, (1.0,))
     if accepted is None or np.max(np.abs(accepted[2])) > CHORD_CONTRACTION * np.max(np.abs(grad)):
