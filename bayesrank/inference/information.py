@@ -329,6 +329,13 @@ def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "ob
 #: moves every loading) with at least this many columns, read by linear predictors only, has its
 #: diagonal block of the θ matrix assembled from the cells' gradients in θ (:func:`_factored`).
 FACTORED_FROM = 400
+#: A dense block of B with more columns than this makes :func:`information_operator` decline
+#: (Newton's steps are then solved densely): the k_tie = 20 tie factors on arena-2024 (2,330
+#: columns) cost 9 ms a product and 20 to over 100 conjugate-gradient iterations a step, against
+#: 0.6 s for the information and its Cholesky factor, whose factor the chord steps reuse
+#: (paper model 22: Newton's phase 7.7 s with the products, 5.3 s without). The k_tie = 10 tie
+#: factors (1,245 columns) keep them.
+OPERATOR_DENSE_MAX = 2000
 #: Per structure, the cells' gradients in θ of the linear predictors on its dense blocks, for the
 #: last cells seen (constant: a linear predictor's gradient depends on the cells only).
 _JACOBIANS: dict = {}
@@ -462,8 +469,11 @@ def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: n
         ``(n_free, n_free)``, symmetric (``(n_free,)`` with ``diagonal=True``).
     """
     size = bound.structure.natural.size
-    nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX),
-                    skip=_inside(bound, cd))
+    skip = _inside(bound, cd)
+    # without the terms of the factored blocks the rest is sparse: a dense natural matrix would
+    # be mostly those blocks' zeros (2,710² entries for the k_tie = 20 tie factors)
+    nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX
+                                                                    or bool(skip)), skip=skip)
     given = _factored(bound, cd, weights, diagonal)
     nmap = bound.structure.natural
     if diagonal:
@@ -487,7 +497,7 @@ def symmetrised(out: np.ndarray) -> np.ndarray:
 
 
 def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
-                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
+                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray] | None:
     """:func:`information` as a matrix-vector product and its diagonal, never formed as a
     matrix: the natural-coordinate matrix stays sparse and B structured, so a product costs
     O(cells + free coordinates) where the dense matrix in θ costs O(n_free²) to build.
@@ -498,9 +508,15 @@ def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
         v ↦ I v.
     diagonal : ndarray
         diag(I).
+
+    None when B has a dense block of more than :data:`OPERATOR_DENSE_MAX` columns: each product
+    then costs O(free coordinates²) itself.
     """
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
+    nmap = bound.structure.natural
+    if any(np.arange(bound.n_free)[nmap.blocks[k][1]].size > OPERATOR_DENSE_MAX for k in nmap.dense_blocks()):
+        return None
     theta = np.asarray(theta, dtype=float)
     cd = CellDerivatives.at(bound, theta)
     weights, second = _weights(cd, bound.counts, kind, None)
@@ -508,7 +524,6 @@ def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
     # tie columns, twice) a product cost 1.5× as much for the k_tie = 20 tie factors
     nat = cd.matrix(weights, second, sparse=True)
     curvature = -cd.gradient() if kind == "observed" else None
-    nmap = bound.structure.natural
     return (lambda v: nmap.pull_back_product(nat, theta, v, curvature),
             nmap.pull_back_diagonal(nat, theta, curvature, _factored(bound, cd, weights, diagonal=True)))
 

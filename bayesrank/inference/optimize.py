@@ -208,7 +208,7 @@ def maximise_in_chart(
         fit's, fixed: each step then costs one gradient), to the same tolerance; the usual
         phases follow only when it does not converge.
     information_product : callable, optional
-        θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))): from :data:`ITERATIVE_FROM` coordinates on (and
+        θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))), or None where products do not pay: from :data:`ITERATIVE_FROM` coordinates on (and
         without ``gauge``), Newton's steps are solved by conjugate gradients on these products,
         and the dense Hessian is built only when they fail.
     concave : bool
@@ -385,12 +385,16 @@ def _chord_step(logp_dlogp, chord, theta, lp, grad):
 
 
 def _operator_step(product, theta: np.ndarray, grad: np.ndarray, iterations: list | None = None
-                   ) -> np.ndarray | bool:
+                   ) -> np.ndarray | bool | None:
     """A Newton step by conjugate gradients on Hessian-vector products, Jacobi-scaled as
     :func:`_newton_step`: accepted on the same terms; else False when they ran and did not
     converge, True when they could not run (a diagonal entry not positive) — the dense solve
-    then runs. The number of conjugate-gradient iterations is appended to ``iterations``."""
-    matvec, diag = product(theta)
+    then runs; None when ``product`` declines (returns None). The number of conjugate-gradient
+    iterations is appended to ``iterations``."""
+    products = product(theta)
+    if products is None:
+        return None
+    matvec, diag = products
     if not np.all(np.isfinite(diag)) or np.any(diag <= 0):
         return True
     d = np.sqrt(diag)
@@ -452,8 +456,10 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         used = []
         step = _operator_step(product, theta, grad, used) if operator and iterative else True
         # (a solve that needed many products is followed by harder ones as Newton's method moves
-        # into the flat directions: the dense step is then the cheaper one)
-        iterative = iterative and step is not False and sum(used) <= ITERATIVE_KEEP
+        # into the flat directions: the dense step is then the cheaper one; products that do not
+        # pay, declined, make no iterative solve pay either)
+        iterative = iterative and step is not False and step is not None and sum(used) <= ITERATIVE_KEEP
+        step = True if step is None else step
         accepted = None if isinstance(step, bool) else _line_search(logp_dlogp, theta, lp, grad, step, BACKTRACKING)
         if accepted is not None:
             theta, lp, grad = accepted
