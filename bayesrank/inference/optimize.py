@@ -10,7 +10,8 @@
    :data:`NEWTON_START` per comparison or :data:`FIRST_PHASE` iterations.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence (steps solved by
-   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates). When no
+   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates; after a
+   Cholesky step, chord steps with the same factor while they gain, :data:`CHORD_STEPS`). When no
    step length of Newton's own step gains, Levenberg–Marquardt steps (:data:`DAMPING`) are
    tried before giving up: they shorten the near-flat components that overshoot.
    For a model with a continuous symmetry its constraints do not remove (HJA's GL(r + 1)
