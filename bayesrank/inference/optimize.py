@@ -95,6 +95,10 @@ DENSE_PRECONDITIONER_MAX = 2000
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
 WHITENED_PHASE = 300
+#: Beyond DENSE_PRECONDITIONER_MAX coordinates, where Newton's method could not take over at
+#: NEWTON_START, L-BFGS-B stops at these largest gradient entries per comparison for another
+#: Newton attempt each before it runs to its own tolerance.
+NEWTON_LADDER = (1e-7, 1e-8, 1e-9)
 #: Runs continued from across an edge of the chart (:func:`maximise`'s ``edge``): each gains, so
 #: this only bounds the work (one run per loading column of a rank-3 Thurstonian model).
 EDGE_CROSSINGS = 3
@@ -301,6 +305,8 @@ def maximise_in_chart(
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
+    else:  # no whitened phase: Newton's method tried again at smaller gradients on the way
+        restarts += [("diagonal", level) for level in NEWTON_LADDER]
     restarts.append("diagonal")  # also after a whitened run that stalls on a flat ridge (paper model 16)
     for kind in restarts:
         if done or iterations >= maxiter:
@@ -309,6 +315,8 @@ def maximise_in_chart(
             if information is None:
                 information = -hessian(theta)
             theta, more = lbfgs(theta, maxiter - iterations, whitening=_whitening(information, n))
+        elif isinstance(kind, tuple):
+            theta, more = lbfgs(theta, maxiter - iterations, stop_below=kind[1])
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
