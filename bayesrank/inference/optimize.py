@@ -95,10 +95,6 @@ DENSE_PRECONDITIONER_MAX = 2000
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
 WHITENED_PHASE = 300
-#: Beyond DENSE_PRECONDITIONER_MAX coordinates, where Newton's method could not take over at
-#: NEWTON_START, L-BFGS-B stops at these largest gradient entries per comparison for another
-#: Newton attempt each before it runs to its own tolerance.
-NEWTON_LADDER = (1e-7, 1e-8, 1e-9)
 #: Runs continued from across an edge of the chart (:func:`maximise`'s ``edge``): each gains, so
 #: this only bounds the work (one run per loading column of a rank-3 Thurstonian model).
 EDGE_CROSSINGS = 3
@@ -305,8 +301,6 @@ def maximise_in_chart(
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
         restarts.append("whitened")
-    else:  # no whitened phase: Newton's method tried again at smaller gradients on the way
-        restarts += [("diagonal", level) for level in NEWTON_LADDER]
     restarts.append("diagonal")  # also after a whitened run that stalls on a flat ridge (paper model 16)
     for kind in restarts:
         if done or iterations >= maxiter:
@@ -315,8 +309,6 @@ def maximise_in_chart(
             if information is None:
                 information = -hessian(theta)
             theta, more = lbfgs(theta, maxiter - iterations, whitening=_whitening(information, n))
-        elif isinstance(kind, tuple):
-            theta, more = lbfgs(theta, maxiter - iterations, stop_below=kind[1])
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
@@ -453,10 +445,12 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
     operator, iterative = product is not None and gauge is None and theta.size >= ITERATIVE_FROM, True
     chord = None  # the last dense step's factored information, tried again at the next points
+    chords = True  # chord steps allowed (until they once leave the positive definite region)
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True, None
-        for _ in range(CHORD_STEPS if chord is not None else 0):
+        anchor = (theta, lp, grad)  # where the chord steps start (the last Newton step's point)
+        for _ in range(CHORD_STEPS if chord is not None and chords else 0):
             accepted = _chord_step(logp_dlogp, chord, theta, lp, grad)
             if accepted is None:
                 break
@@ -486,12 +480,18 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
         d = np.sqrt(np.maximum(np.abs(np.diag(reduced)), 1e-300))
         scaled, rhs = reduced / np.outer(d, d), rgrad / d
-        moved = False
+        moved = rolled_back = False
         for damping in DAMPING:  # Newton's step, then Levenberg–Marquardt steps if it fails
             factor = []
             step = _newton_step(scaled if damping == 0 else scaled + damping * np.eye(len(d)), rhs, iterative,
                                 keep=factor)
             if step is None:
+                if damping == 0 and theta is not anchor[0]:
+                    # the chord steps left the region where the information is positive definite
+                    # (a non-concave likelihood): back to where they started, Newton's own steps
+                    theta, lp, grad = anchor
+                    chords, rolled_back = False, True
+                    break
                 if damping == 0:
                     return theta, it, False, information
                 continue
@@ -503,6 +503,8 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
                 moved = True
                 chord = (factor[0], d, T) if factor and damping == 0 else None
                 break
+        if rolled_back:
+            continue  # (the information again, at the anchor)
         if not moved:
             return theta, it + 1, False, information
     return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL, None
