@@ -211,9 +211,10 @@ def maximise_in_chart(
         fit's, fixed: each step then costs one gradient), to the same tolerance; the usual
         phases follow only when it does not converge.
     information_product : callable, optional
-        θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))), or None where products do not pay: from :data:`ITERATIVE_FROM` coordinates on (and
-        without ``gauge``), Newton's steps are solved by conjugate gradients on these products,
-        and the dense Hessian is built only when they fail.
+        θ ↦ (v ↦ −∇²ℓ(θ) v, diag(−∇²ℓ(θ))), or None where products do not pay: from
+        :data:`ITERATIVE_FROM` coordinates on (and without ``gauge``), Newton's steps are solved
+        by conjugate gradients on these products, and the dense Hessian is built only when they
+        fail.
     concave : bool
         The log-likelihood is concave: Newton's method from ``x0`` first (module docstring, 0.).
 
@@ -362,8 +363,8 @@ def _newton_step(scaled: np.ndarray, rhs: np.ndarray, iterative: bool = True, ke
 
 def _cholesky_solve(factor: tuple, rhs: np.ndarray) -> np.ndarray:
     """A⁻¹ rhs from A's Cholesky factor (``cho_factor`` form) by LAPACK's potrs on the factor's own
-    memory: ``cho_solve`` copies a C-ordered factor to Fortran order on every call (60 ms for
-    2,458 coordinates, ten times the two triangular solves)."""
+    memory: ``cho_solve`` copies a C-ordered factor to Fortran order on every call (60-140 ms for
+    2,458 coordinates, against 6 ms for the two triangular solves)."""
     c, lower = factor
     c, lower = (c, lower) if c.flags.f_contiguous else (c.T, not lower)
     x, info = lapack.dpotrs(c, rhs, lower=lower)
