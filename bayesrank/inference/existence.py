@@ -29,7 +29,7 @@ from scipy.sparse import coo_matrix, vstack
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.compiled import Bound, compiled
-from bayesrank.inference.information import CellDerivatives, extreme_eigenvalues, information
+from bayesrank.inference.information import CellDerivatives, cell_matrix, extreme_eigenvalues, information
 from bayesrank.inference.optimize import maximise
 from bayesrank.model.judge_aware import judge_existence
 from bayesrank.model.links import RECESSION
@@ -287,12 +287,9 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
         return False
     weights = np.zeros((held.size, P, P))
     weights[held] = np.eye(P)
-    X = cd.matrix(weights)
-    for name, (rows, _, _) in zip(nmap.names, nmap.blocks):
-        if name not in linear:  # only the linear variables move
-            X[rows] = 0.0
-            X[:, rows] = 0.0
-    gram = nmap.pull_back_matrix(X, theta)[np.ix_(free, free)]
+    # only the linear variables move: their θ coordinates (``free``) move no other variable (above),
+    # so the rows of the others drop out of this block of the matrix in θ
+    gram = cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]
     scale = np.sqrt(np.diag(gram))
     if not np.all(scale > 0):  # a coordinate no locked cell moves
         return False

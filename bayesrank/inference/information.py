@@ -339,6 +339,13 @@ def _weighted_information(cd: CellDerivatives, counts: np.ndarray, kind: str, un
 #: moves every loading) with at least this many columns, read by linear predictors only, has its
 #: diagonal block of the θ matrix assembled from the cells' gradients in θ (:func:`_factored`).
 FACTORED_FROM = 400
+#: A dense block of B with more columns than this makes :func:`information_operator` decline
+#: (Newton's steps are then solved densely): the k_tie = 20 tie factors on arena-2024 (2,330
+#: columns) cost 9 ms a product and 20 to over 100 conjugate-gradient iterations a step, against
+#: 0.6 s for the information and its Cholesky factor, whose factor the chord steps reuse
+#: (paper model 22: Newton's phase 7.7 s with the products, 5.3 s without). The k_tie = 10 tie
+#: factors (1,245 columns) keep them.
+OPERATOR_DENSE_MAX = 2000
 
 
 def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[int, np.ndarray, bool]]]:
@@ -420,15 +427,27 @@ def _inside(bound: Bound, cd: CellDerivatives) -> frozenset:
 
 def _weighted_gram(A: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Aᵀ diag(w) A by symmetric rank-k updates (one for the positive weights, one for the
-    negative): half the flops of a general product."""
-    out = np.zeros((A.shape[1], A.shape[1]), order="F")
+    negative): half the flops of a general product. With weights of one sign (a concave link's
+    observed information) the rows are not copied out first, and the lower triangle is mirrored
+    a block of rows at a time (for 2,330 columns: 0.28 s where the copy and one fancy-indexed
+    mirror took 0.36-0.74 s)."""
+    out = None
     for sign in (1.0, -1.0):
         pick = sign * w > 0
-        if pick.any():
-            X = A[pick] * np.sqrt(sign * w[pick])[:, None]
-            out = blas.dsyrk(sign, X.T, beta=1.0, c=out, trans=0, lower=0, overwrite_c=1)
-    lower = np.tril_indices(out.shape[0], -1)
-    out[lower] = out.T[lower]
+        if not pick.any():
+            continue
+        X = A * np.sqrt(sign * w)[:, None] if pick.all() else A[pick] * np.sqrt(sign * w[pick])[:, None]
+        out = blas.dsyrk(sign, X.T, trans=0, lower=0) if out is None else \
+            blas.dsyrk(sign, X.T, beta=1.0, c=out, trans=0, lower=0, overwrite_c=1)
+    if out is None:
+        return np.zeros((A.shape[1], A.shape[1]), order="F")
+    n = out.shape[0]
+    for start in range(0, n, ROW_CHUNK):   # the upper triangle mirrored into the lower one
+        stop = min(start + ROW_CHUNK, n)
+        out[stop:, start:stop] = out[start:stop, stop:].T
+        block = out[start:stop, start:stop]
+        lower = np.tril_indices(stop - start, -1)
+        block[lower] = block.T[lower]
     return out
 
 
@@ -454,13 +473,33 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
-    size = bound.structure.natural.size
-    weights, nat = _weighted_information(cd, bound.counts, kind, units,
-                                         sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX),
-                                         skip=_inside(bound, cd))
-    given = _factored(bound, cd, weights, diagonal)
+    weights, second = _weights(cd, bound.counts, kind, units)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
+    return cell_matrix(bound, cd, theta, weights, second, curvature, diagonal)
+
+
+def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: np.ndarray,
+                second: np.ndarray | None = None, curvature: np.ndarray | None = None,
+                diagonal: bool = False) -> np.ndarray:
+    """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) of the cells ``cd`` of ``bound`` at θ, pulled back
+    to θ (:meth:`CellDerivatives.matrix`'s arguments; ``curvature``: the natural gradient whose
+    term through the exp of positive variables a Hessian adds), the dense tie blocks from the
+    cells' gradients in θ (:func:`_factored`): the matrix of :func:`information` for any per-cell
+    weights (the existence check's Gram matrix of the locked cells is one).
+
+    Returns
+    -------
+    ndarray
+        ``(n_free, n_free)``, symmetric (``(n_free,)`` with ``diagonal=True``).
+    """
+    size = bound.structure.natural.size
+    skip = _inside(bound, cd)
+    # without the terms of the factored blocks the rest is sparse: a dense natural matrix would
+    # be mostly those blocks' zeros (2,710² entries for the k_tie = 20 tie factors)
+    nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX
+                                                                    or bool(skip)), skip=skip)
+    given = _factored(bound, cd, weights, diagonal)
     nmap = bound.structure.natural
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature, given)
@@ -483,7 +522,7 @@ def symmetrised(out: np.ndarray) -> np.ndarray:
 
 
 def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
-                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
+                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray] | None:
     """:func:`information` as a matrix-vector product and its diagonal, never formed as a
     matrix: the natural-coordinate matrix stays sparse and B structured, so a product costs
     O(cells + free coordinates) where the dense matrix in θ costs O(n_free²) to build.
@@ -494,16 +533,21 @@ def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
         v ↦ I v.
     diagonal : ndarray
         diag(I).
+
+    None when B has a dense block of more than :data:`OPERATOR_DENSE_MAX` columns: each product
+    then costs O(free coordinates²) itself.
     """
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
+    nmap = bound.structure.natural
+    if any(np.arange(bound.n_free)[nmap.blocks[k][1]].size > OPERATOR_DENSE_MAX for k in nmap.dense_blocks()):
+        return None
     theta = np.asarray(theta, dtype=float)
     cd = CellDerivatives.at(bound, theta)
     # the products keep the whole natural matrix: through the cells' gradients in θ (n cells ×
     # tie columns, twice) a product cost 1.5× as much for the k_tie = 20 tie factors
     weights, nat = _weighted_information(cd, bound.counts, kind, None, sparse=True)
     curvature = -cd.gradient() if kind == "observed" else None
-    nmap = bound.structure.natural
     return (lambda v: nmap.pull_back_product(nat, theta, v, curvature),
             nmap.pull_back_diagonal(nat, theta, curvature, _factored(bound, cd, weights, diagonal=True)))
 
