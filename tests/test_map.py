@@ -302,10 +302,12 @@ def test_a_negative_information_eigenvalue_is_said_to_be_no_maximum(monkeypatch)
     assert "not positive definite" in said and "saddle" in said and "not identified" not in said
 
 
-@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.Davidson(k_tie=0)], ids=["bt", "davidson"])
+@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.Davidson(k_tie=0), br.Davidson(k_tie=1)],
+                         ids=["bt", "davidson", "davidson-tie-factor"])
 def test_affine_draws_equal_the_pass_through_the_models_map(arena, framework):
     """Variables affine in θ take their asymptotic-normal draws as θ̂'s values + (B L) z; the same
-    draws, to rounding, as θ̂ + L z pushed through the model's value map one draw at a time."""
+    draws, to rounding, as θ̂ + L z pushed through the model's value map one draw at a time (with a
+    tie factor: its free coordinates ``tie_coord`` are θ's own, B = 1)."""
     from bayesrank.inference import asymptotics
 
     structure = compiled(framework, framework.prepare(arena), prior="flat")
@@ -317,3 +319,11 @@ def test_affine_draws_equal_the_pass_through_the_models_map(arena, framework):
     rows = structure.value_rows(theta + z @ factor.T)
     for name, (sl, shape) in structure.layout().items():
         np.testing.assert_allclose(drawn[name], rows[:, sl].reshape(500, *shape), rtol=0, atol=1e-12)
+    # and their standard errors are exact: the directional differences agree to their truncation
+    se, _ = asymptotics.delta_method(structure, theta, factor, {})
+    for name, value in est.data_vars.items():
+        if name.endswith("_se") and name[:-3] in se:
+            np.testing.assert_allclose(se[name[:-3]], np.sqrt(np.sum(
+                ((structure.value_rows(theta + 1e-4 * factor.T) - structure.value_rows(theta - 1e-4 * factor.T))
+                 [:, structure.layout()[name[:-3]][0]] / 2e-4) ** 2, axis=0)).reshape(se[name[:-3]].shape),
+                rtol=1e-8)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import blas
 
 from bayesrank.inference.compiled import SparsePlusRankOne, Structure
@@ -47,11 +48,18 @@ def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.nd
 
 
 def affine_blocks(structure: Structure) -> dict[str, tuple[slice, SparsePlusRankOne]]:
-    """The natural variables affine in θ (no positive-variable coordinate among theirs): per
-    name, its θ columns and its block B of the natural map (variable = B θ[cols] + constant)."""
+    """The model variables affine in θ: per name, its θ columns and the block B with variable =
+    B θ[cols] + constant — the natural variables with no positive-variable coordinate among
+    theirs (B their block of the natural map), and the free variables without a transform, which
+    are their own coordinates (B = 1: the tie factors' coordinates ``tie_coord``)."""
     nmap = structure.natural
-    return {name: (cols, B) for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured)
-            if not nmap.exp_columns[cols].any()}
+    out = {name: (cols, B) for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured)
+           if not nmap.exp_columns[cols].any()}
+    layout = structure.layout()
+    for name, (cols, _) in structure.slices.items():  # (a transformed one's value is named apart)
+        if name in layout and name not in out:
+            out[name] = (cols, SparsePlusRankOne(sp.identity(cols.stop - cols.start, format="csr")))
+    return out
 
 
 def linear_variances(structure: Structure, factor: np.ndarray) -> dict[str, np.ndarray]:
