@@ -209,12 +209,12 @@ def _best_gain(logp_dlogp, candidates: list[np.ndarray], lp: float) -> np.ndarra
 
 
 def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> list[np.ndarray]:
-    """Points θ ± t v along the eigenvector v of the information's most negative eigenvalue (``grad``:
-    the gradient at θ), for
-    the steps t of :data:`ESCAPE_STEPS`, when the run stopped short of Newton's tolerance at a
-    point whose information has one below −:data:`SADDLE` × its largest (a saddle point or the
-    side of a ridge, where L-BFGS-B's gradient vanishes and Newton's method cannot step); else
-    none. Up to :data:`DENSE_PRECONDITIONER_MAX` coordinates (a dense eigendecomposition)."""
+    """Points θ ± t v along the eigenvector v of the information's most negative eigenvalue, for
+    the steps t of :data:`ESCAPE_STEPS`, when the run stopped short of Newton's tolerance
+    (``grad``: the gradient at θ) at a point whose information has one below −:data:`SADDLE` ×
+    its largest (a saddle point or the side of a ridge, where L-BFGS-B's gradient vanishes and
+    Newton's method cannot step); else none. Up to :data:`DENSE_PRECONDITIONER_MAX` coordinates
+    (a dense eigendecomposition)."""
     if theta.size > DENSE_PRECONDITIONER_MAX or np.max(np.abs(grad)) / n < FINAL_TOL:
         return []
     information = -hessian(theta) / n
