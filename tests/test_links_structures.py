@@ -121,3 +121,15 @@ def test_pair_logit_scores_fall_back_to_item_logits_on_a_disconnected_graph(aren
     low = data.n_items // 2
     split = data.subset(((data.a < low) & (data.b < low)) | ((data.a >= low) & (data.b >= low)))
     np.testing.assert_array_equal(pair_logit_scores(split), empirical_scores(split))
+
+
+def test_pair_logit_scores_sparse_path_equals_the_dense_one(arena, monkeypatch):
+    """Beyond DENSE_START_MAX items the start is solved by conjugate gradients on the sparse
+    Laplacian (10,000 items in bounded memory); the same solution as the dense Cholesky's."""
+    import bayesrank as br
+    from bayesrank.model import structures
+
+    data = br.BradleyTerry().prepare(arena)
+    dense = structures.pair_logit_scores(data)
+    monkeypatch.setattr(structures, "DENSE_START_MAX", 0)
+    np.testing.assert_allclose(structures.pair_logit_scores(data), dense, atol=1e-7)

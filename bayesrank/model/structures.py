@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.linalg
 
 from bayesrank.lazy import lazy_module
 
@@ -81,6 +82,11 @@ def empirical_scores(data) -> np.ndarray:
     return x - x.mean()
 
 
+#: Up to this many items the start's Laplacian is solved dense (Cholesky); beyond, sparse by
+#: conjugate gradients (10,000 items: a dense Laplacian would take 800 MB).
+DENSE_START_MAX = 1000
+
+
 def pair_logit_scores(data) -> np.ndarray:
     """Centred scores fitted to the cells' empirical log-odds by weighted least squares
     (Berkson's minimum logit χ²): a start for the scores of a log-concave model, closer to the
@@ -90,7 +96,8 @@ def pair_logit_scores(data) -> np.ndarray:
     v = (w_a + t/2 + ½)(w_b + t/2 + ½)/(n + 1), the inverse of the logit's asymptotic variance;
     the scores solve the weighted graph Laplacian's normal equations L x = Σ v l (signed by
     side), centred. Bradley–Terry on arena-2024: Newton's method then needs 3 steps to the
-    MLE instead of 4 from the item logits. On a comparison graph that is not connected (no
+    MLE instead of 4 from the item logits. Beyond :data:`DENSE_START_MAX` items the sparse
+    Laplacian is solved by conjugate gradients. On a comparison graph that is not connected (no
     unique least-squares solution) the item logits of :func:`empirical_scores` are returned.
 
     Parameters
@@ -103,11 +110,19 @@ def pair_logit_scores(data) -> np.ndarray:
     weight = np.where(data.totals > 0, won_a * won_b / (won_a + won_b), 0.0)
     pulled = weight * np.log(won_a / won_b)
     rhs = np.bincount(data.a, pulled, m) - np.bincount(data.b, pulled, m)
-    off = np.bincount(data.a * m + data.b, weight, m * m).reshape(m, m)
-    laplacian = np.diag(np.bincount(data.a, weight, m) + np.bincount(data.b, weight, m)) - off - off.T
-    # + 11ᵀ/m: positive definite on a connected graph, and its solution is centred (1ᵀ rhs = 0);
-    # LAPACK's posv (Cholesky and solve) directly: scipy's wrappers cost more than the algebra here
-    _, x, info = scipy.linalg.lapack.dposv(laplacian + 1.0 / m, rhs, overwrite_a=1)
+    degree = np.bincount(data.a, weight, m) + np.bincount(data.b, weight, m)
+    if m > DENSE_START_MAX:  # the sparse Laplacian, by conjugate gradients (it is singular along 1, rhs ⊥ 1)
+        off = scipy.sparse.csr_matrix((weight, (data.a, data.b)), shape=(m, m))
+        laplacian = scipy.sparse.diags(degree) - off - off.T
+        if np.any(degree <= 0):  # an item without comparisons: not connected
+            return empirical_scores(data)
+        x, info = scipy.sparse.linalg.cg(laplacian, rhs, rtol=1e-10, maxiter=10 * m,
+                                         M=scipy.sparse.diags(1.0 / degree))
+    else:
+        off = np.bincount(data.a * m + data.b, weight, m * m).reshape(m, m)
+        # + 11ᵀ/m: positive definite on a connected graph, and its solution is centred (1ᵀ rhs = 0);
+        # LAPACK's posv (Cholesky and solve) directly: scipy's wrappers cost more than the algebra
+        _, x, info = scipy.linalg.lapack.dposv(np.diag(degree) - off - off.T + 1.0 / m, rhs, overwrite_a=1)
     return x - x.mean() if info == 0 and np.all(np.isfinite(x)) else empirical_scores(data)
 
 
