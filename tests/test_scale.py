@@ -290,3 +290,18 @@ def test_extreme_eigenvalues_survive_an_arpack_breakdown(monkeypatch, overwrite)
     assert factor is not None
     np.testing.assert_allclose(largest, expected[-1], rtol=1e-10)
     np.testing.assert_allclose(smallest, expected[0], rtol=1e-3)
+
+
+def test_start_on_a_large_zero_sum_block_by_lsqr_equals_the_pseudo_inverse(monkeypatch):
+    """Beyond PSEUDO_INVERSE_MAX columns a sparse block of B is solved by LSQR for the starting θ
+    (no m × m SVD at 10,000 items); the same θ as the pseudo-inverse's on arena-2024."""
+    import bayesrank as br
+    from bayesrank.inference import compiled as compiled_module
+
+    framework = br.BradleyTerry()
+    prepared = framework.prepare(br.load("arena-2024"))
+    structure = compiled_module.compiled(framework, prepared, prior="flat")
+    start = framework.initial_values(prepared)
+    by_pinv = structure.natural.theta_for(start, structure.x0)
+    monkeypatch.setattr(compiled_module, "PSEUDO_INVERSE_MAX", 0)
+    np.testing.assert_allclose(structure.natural.theta_for(start, structure.x0), by_pinv, atol=1e-12)
