@@ -112,10 +112,10 @@ def pair_logit_scores(data) -> np.ndarray:
     rhs = np.bincount(data.a, pulled, m) - np.bincount(data.b, pulled, m)
     degree = np.bincount(data.a, weight, m) + np.bincount(data.b, weight, m)
     if m > DENSE_START_MAX:  # the sparse Laplacian, by conjugate gradients (it is singular along 1, rhs ⊥ 1)
-        off = scipy.sparse.csr_matrix((weight, (data.a, data.b)), shape=(m, m))
-        laplacian = scipy.sparse.diags(degree) - off - off.T
         if np.any(degree <= 0):  # an item without comparisons: not connected
             return empirical_scores(data)
+        off = scipy.sparse.csr_matrix((weight, (data.a, data.b)), shape=(m, m))
+        laplacian = scipy.sparse.diags(degree) - off - off.T
         x, info = scipy.sparse.linalg.cg(laplacian, rhs, rtol=1e-10, maxiter=10 * m,
                                          M=scipy.sparse.diags(1.0 / degree))
     else:
