@@ -15,6 +15,8 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
+from xarray.backends import BackendArray
+from xarray.core import indexing
 
 from bayesrank.inference.compiled import SparsePlusRankOne, Structure
 
@@ -151,39 +153,96 @@ def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) ->
     return [name for name, (sl, _) in structure.layout().items() if np.any(change[sl] > 1e-7 * scale[sl])]
 
 
+class AffineDraws:
+    """Draws of every model variable affine in θ (:func:`affine_blocks`): θ̂'s values plus
+    (B L) z, z ~ N(0, I), made from ``rng`` when one of them is first read and kept — a fit
+    whose draws nobody reads (a score table, a bootstrap or simulation loop) does not pay for
+    them, and one that reads them gets the numbers an eager fit with that seed would have.
+
+    Parameters
+    ----------
+    centre : ndarray
+        ``(total,)``: θ̂'s values, a row of :meth:`Structure.value_rows`.
+    moved : ndarray
+        ``(total, n_free)``: B L.
+    n_draws : int
+    rng : numpy Generator
+        Owned from here on (its next numbers are the draws').
+    """
+
+    def __init__(self, centre: np.ndarray, moved: np.ndarray, n_draws: int, rng: np.random.Generator):
+        self.centre, self.moved, self.n_draws, self._rng, self._rows = centre, moved, n_draws, rng, None
+
+    def rows(self) -> np.ndarray:
+        """``(n_draws, total)``: every variable's draws, made on the first call."""
+        if self._rows is None:
+            z = self._rng.standard_normal((self.n_draws, self.moved.shape[1]))
+            rows = z @ self.moved.T
+            rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
+            rows.flags.writeable = False
+            self._rows, self._rng = rows, None
+        return self._rows
+
+
+class LazyDraws(BackendArray):
+    """One variable's draws from an :class:`AffineDraws`, an array of ``shape`` (``(draws, *var)``,
+    or ``(1, draws, *var)`` with a chain axis) made when indexed: xarray's lazily indexed array
+    for a variable of the fit's posterior group (xarray's backend interface); ``np.asarray``
+    reads it."""
+
+    def __init__(self, source: AffineDraws, columns: slice, shape: tuple):
+        self.source, self.columns, self.shape, self.dtype = source, columns, tuple(shape), np.dtype(float)
+
+    def with_chain(self) -> LazyDraws:
+        """The same draws with a leading chain axis of one."""
+        return LazyDraws(self.source, self.columns, (1, *self.shape))
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._read)
+
+    def _read(self, key: tuple) -> np.ndarray:
+        return self.source.rows()[:, self.columns].reshape(self.shape)[key]
+
+
+def chained(values) -> object:
+    """Draws ``(draws, *shape)`` with a leading chain axis of one, for a posterior group: lazy
+    draws stay lazy (wrapped for xarray's lazy indexing)."""
+    if isinstance(values, LazyDraws):
+        return indexing.LazilyIndexedArray(values.with_chain())
+    return np.asarray(values)[None]
+
+
 def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
-          rng: np.random.Generator, upper: bool = False) -> dict[str, np.ndarray]:
+          rng: np.random.Generator, upper: bool = False) -> dict[str, np.ndarray | LazyDraws]:
     """Draws of every model variable from the asymptotic normal θ̂ + L z (``upper``: L is
     upper triangular, and the product a triangular one — half the work). When every variable is
     affine in θ (:func:`affine_blocks`: Bradley–Terry's scores) the draws are its value at θ̂
     plus (B L) z, B its block of the natural map: one product, no pass of every draw through
-    the model's map (not with ``upper``, the large-model path, where B L would be a second
-    factor-sized array).
+    the model's map, made when first read (:class:`LazyDraws`; not with ``upper``, the
+    large-model path, where B L would be a second factor-sized array).
 
     Returns
     -------
     dict
-        Variable → ``(n_draws, *shape)``.
+        Variable → ``(n_draws, *shape)`` (an array, or a :class:`LazyDraws` that ``np.asarray``
+        reads).
     """
-    z = rng.standard_normal((n_draws, factor.shape[1]))
     layout, affine = structure.layout(), affine_blocks(structure)
-    # every variable B θ + c: θ̂'s values + (B L) z, one product (B L is dense: not for the large
-    # models' triangular factor, whose draws keep one factor-sized array)
     if not upper and set(layout) <= set(affine):
-        centre = structure.value_rows(theta)[0]
         moved = np.concatenate([affine[name][1].times(factor[affine[name][0]]) for name in layout])
-        rows = z @ moved.T
-        rows += centre  # (in place: a second draws-sized array costs as much as the product)
+        values = structure.values(theta)
+        source = AffineDraws(np.concatenate([values[name].ravel() for name in layout]), moved, n_draws, rng)
+        return {name: LazyDraws(source, sl, (n_draws, *shape)) for name, (sl, shape) in layout.items()}
+    z = rng.standard_normal((n_draws, factor.shape[1]))
+    if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
+        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
+    elif factor.flags.c_contiguous and not np.any(np.triu(factor, 1)):
+        # a lower Cholesky factor: the same product by trmm on the memory of Lᵀ (Fortran-ordered,
+        # upper triangular), two thirds of the time of the dense product, the same values
+        steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
     else:
-        if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
-            steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=1, trans_a=1, overwrite_b=1).T
-        elif factor.flags.c_contiguous and not np.any(np.triu(factor, 1)):
-            # a lower Cholesky factor: the same product by trmm on the memory of Lᵀ (Fortran-ordered,
-            # upper triangular), two thirds of the time of the dense product, the same values
-            steps = blas.dtrmm(1.0, factor.T, z.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
-        else:
-            steps = z @ factor.T
-        rows = structure.value_rows(theta + steps)
+        steps = z @ factor.T
+    rows = structure.value_rows(theta + steps)
     return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in layout.items()}
 
 

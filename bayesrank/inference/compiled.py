@@ -29,6 +29,7 @@ from pytensor.compile.mode import Mode
 from pytensor.graph.replace import graph_replace, vectorize_graph
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.memo import remembered
 from bayesrank.inference import backend
 from bayesrank.inference.kernels import link_kernel, predictor_kernel
 from bayesrank.model.framework import CELL_DATA, Framework
@@ -241,9 +242,15 @@ class Structure:
         return out
 
     def values(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """Every model variable (constrained scale) at θ."""
+        """Every model variable (constrained scale) at θ: by the natural map (:class:`NaturalMap`,
+        derived from this model's value function) when the predictors read every variable — no
+        call of the compiled value function (Bradley–Terry's scores) — else by that function."""
+        layout = self.layout()
+        if set(layout) <= set(self.natural.names):
+            natural = self.natural.unflatten(self.natural(np.asarray(theta, dtype=float)))
+            return {name: natural[name] for name in layout}
         row = self.value_rows(theta)[0]
-        return {name: row[sl].reshape(shape) for name, (sl, shape) in self.layout().items()}
+        return {name: row[sl].reshape(shape) for name, (sl, shape) in layout.items()}
 
     # ------------------------------------------------------------------ natural coordinates
     @cached_property
@@ -898,28 +905,47 @@ class NaturalMap:
 
 @dataclass(frozen=True, eq=False)
 class Bound:
-    """A compiled structure with one fit's prepared data (immutable, private to the fit)."""
+    """A compiled structure with one fit's prepared data (immutable, private to the fit).
+
+    What depends on the cells and the structure alone — the cell arrays, the counts, the
+    cells' rows in the natural vector, the positions of their matrix blocks, the linear
+    predictors' Jacobians, the starting θ — is kept in the data's memo under the structure's
+    key (:meth:`shared`) when the data are frozen (:mod:`bayesrank.data.memo`): a refit of the
+    same cells finds it made.
+    """
 
     structure: Structure
     data: Comparisons
 
+    def shared(self, name: str, compute: Callable[[], object]) -> object:
+        """``compute()``, a fact of these cells and this structure alone: remembered for the data
+        under the structure's key (every fit of it on these cells shares it: what it returns nobody
+        changes, or it is a cache only the code that fills it changes), or this fit's own when
+        no key names the structure (built outside the compiled cache)."""
+        if self.structure.key is None:
+            return compute()
+        return remembered(self.data, (name, self.structure.key), compute)
+
     @cached_property
     def cells(self) -> dict[str, np.ndarray]:
-        return self.structure.cast_cells(cell_arrays(self.data))
+        return self.shared("cells", lambda: self.structure.cast_cells(cell_arrays(self.data)))
 
     @cached_property
     def counts(self) -> np.ndarray:
-        return self.data.counts()
+        return self.shared("counts", self.data.counts)
 
     @property
     def n_free(self) -> int:
         return self.structure.n_free
 
-    @cached_property
+    @property
     def x0(self) -> np.ndarray:
-        """Starting θ: the structure's, with the framework's data-dependent starting values."""
-        start = self.structure.framework.initial_values(self.data)
-        return self.structure.natural.theta_for(start, self.structure.x0) if start else self.structure.x0.copy()
+        """Starting θ: the structure's, with the framework's data-dependent starting values
+        (a copy: the caller's to change)."""
+        def start():
+            values = self.structure.framework.initial_values(self.data)
+            return self.structure.natural.theta_for(values, self.structure.x0) if values else self.structure.x0.copy()
+        return self.shared("x0", start).copy()
 
     def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log-likelihood (flat priors) and its gradient at θ."""
@@ -932,21 +958,23 @@ class Bound:
 
     @cached_property
     def local_rows(self) -> dict[str, np.ndarray]:
-        return self.structure.local_rows(self.cells)
+        return self.shared("local_rows", lambda: self.structure.local_rows(self.cells))
 
     @cached_property
     def matrix_positions(self) -> dict:
         """Flat positions of the cells' blocks in a natural-coordinate matrix, by pair of
         predictors (filled by :class:`~bayesrank.inference.information.CellDerivatives`): they
-        depend on the cells, not on θ, and every information of the fit reuses them."""
-        return {}
+        depend on the cells, not on θ, and every information of every fit on these cells reuses
+        them."""
+        return self.shared("matrix_positions", dict)
 
     @cached_property
     def affine_predictors(self) -> dict:
         """Per linear predictor, its value at zero inputs and its Jacobian on the fit's cells
         (filled by :class:`~bayesrank.inference.information.CellDerivatives`): the same at every
-        θ, so each later point costs a product instead of a call of the predictor's kernel."""
-        return {}
+        θ, so each later point — of this fit and of every later fit on these cells — costs a
+        product instead of a call of the predictor's kernel."""
+        return self.shared("affine_predictors", dict)
 
     @cached_property
     def block_jacobians(self) -> dict:

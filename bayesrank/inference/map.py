@@ -373,7 +373,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                "covariance_stored": int(not factored and uncertainty)},
     )
     posterior = None if not uncertainty else xr.Dataset(
-        {name: (("chain", "draw", *dims[name]), v[None]) for name, v in sample.items()},
+        {name: (("chain", "draw", *dims[name]), asymptotics.chained(v)) for name, v in sample.items()},
         coords=posterior_coords,
         attrs={"inference": "bootstrap replicates of the MLE" if boot is not None
                else "draws from the asymptotic normal of the MLE"},
