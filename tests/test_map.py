@@ -327,3 +327,29 @@ def test_affine_draws_equal_the_pass_through_the_models_map(arena, framework):
                 ((structure.value_rows(theta + 1e-4 * factor.T) - structure.value_rows(theta - 1e-4 * factor.T))
                  [:, structure.layout()[name[:-3]][0]] / 2e-4) ** 2, axis=0)).reshape(se[name[:-3]].shape),
                 rtol=1e-8)
+
+
+def test_map_draws_are_made_when_first_read(arena):
+    """A fit of an affine model (Bradley–Terry) makes its asymptotic-normal draws when they are
+    first read: none before; then the numbers an eager fit with the seed makes, whatever ran in
+    between; a pickled fit that had not read them gives the same; the draws' covariance is
+    the stored one's."""
+    import pickle
+
+    from bayesrank.inference.asymptotics import LazyDraws
+
+    fw = br.BradleyTerry()
+    fit = br.fit(fw, arena, random_seed=5)
+    lazy = fit.tree["posterior"]["score"].variable._data.array
+    assert isinstance(lazy, LazyDraws) and lazy.source._rows is None
+    copied = pickle.loads(pickle.dumps(fit.tree))
+    br.fit(fw, arena, random_seed=6).tree["posterior"]["score"].values  # another fit's draws in between
+    drawn = fit.tree["posterior"]["score"].values[0]
+    assert lazy.source._rows is not None
+    np.testing.assert_array_equal(copied["posterior"]["score"].values[0], drawn)
+    np.testing.assert_array_equal(br.fit(fw, arena, random_seed=5).tree["posterior"]["score"].values[0], drawn)
+    est = fit.tree["estimate"]
+    centred = drawn - est["score"].values
+    np.testing.assert_allclose(np.cov(centred, rowvar=False), est["score_cov"].values,
+                               atol=0.15 * np.abs(est["score_cov"].values).max())
+    np.testing.assert_allclose(centred.sum(axis=1), 0.0, atol=1e-10)  # zero-sum, draw by draw
