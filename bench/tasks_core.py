@@ -142,6 +142,8 @@ def task_warm(repeats: int = 15) -> dict:
     contenders = {"ours": lambda: br.fit(bt, data)}
     if not BASELINE:
         contenders["ours_points"] = lambda: br.fit(bt, data, intervals="none")
+        # the draws of a MAP fit are made when first read (the leaderboard's rank columns read them)
+        contenders["ours_leaderboard"] = lambda: br.fit(bt, data).leaderboard()
         contenders.update(_bt_peers(data))
     res = interleaved(contenders, repeats, cpu=True)
     fit = res["ours"]["last"]
@@ -548,18 +550,20 @@ def report(results: dict) -> list[str]:
                                         ("choix_ilsr", "evalica_bt", "arena_rank_bt", "plain_numpy")),
                                        ("bt", "ours_points", "Bradley–Terry, ties as halves, point estimates only "
                                         "(`intervals=\"none\"`)", ("choix_ilsr", "evalica_bt")),
+                                       ("bt", "ours_leaderboard", "Bradley–Terry with intervals, then its leaderboard "
+                                        "(reads the draws: rank intervals)", ("arena_rank_bt",)),
                                        ("k0", "ours", "Davidson k_tie=0, with intervals", ("plain_numpy",)),
                                        ("k1", "ours", "Davidson k_tie=1, with intervals", ("leaderbot",))):
             ours = median(cur, key, who, "median")
-            alone_key = key if who == "ours" else f"{key}_points"
+            alone_key = {"ours": key, "ours_points": f"{key}_points"}.get(who)
             alone, before = median(cur, "alone", alone_key, "median"), median(base, "alone", alone_key, "median")
             for i, peer in enumerate(peers):
                 pt = median(cur, key, peer, "median")
                 lines.append(f"| {label if i == 0 else ''} | {ms(alone) if i == 0 else ''} | "
                              f"{ms(before) if i == 0 else ''} | {ms(ours)} | {peer} | {ms(pt)} | "
                              f"{fmt(ours / pt if ours and pt else None, '{:.2f}×')} |")
-        cpu = [(name, median(cur, "bt_cpu", name, "median")) for name in ("ours", "ours_points", "choix_ilsr",
-                                                                       "evalica_bt")]
+        cpu = [(name, median(cur, "bt_cpu", name, "median")) for name in ("ours", "ours_points", "ours_leaderboard",
+                                                                       "choix_ilsr", "evalica_bt")]
         if all(t is not None for _, t in cpu):
             lines += ["", "CPU seconds of the same interleaved BT rounds (median): "
                       + ", ".join(f"{name} {ms(t)}" for name, t in cpu) + "."]

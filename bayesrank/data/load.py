@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from bayesrank.data.bundled import DATASETS, dataset_path
+from bayesrank.data import memo
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
@@ -31,11 +32,16 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
         For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
         paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
         no both-bad ties.
+
+    Returns
+    -------
+    Comparisons
+        Read-only, as :func:`load`'s.
     """
     path = dataset_path(name)
     with resources.as_file(path) as file:
         data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
-    return replace(data, source=name)
+    return memo.canonical(replace(data, source=name))
 
 
 def load(
@@ -65,6 +71,13 @@ def load(
         A category column (language, task type) grouping battle or count records, for the
         per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
 
+    Returns
+    -------
+    Comparisons
+        ``data`` itself when it is one; otherwise read-only (its arrays cannot be changed in place:
+        :func:`dataclasses.replace` makes a changed copy), which lets every fit of it reuse what an
+        earlier fit derived from it (:mod:`bayesrank.data.memo`).
+
     Raises
     ------
     DataError
@@ -72,6 +85,10 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
+    return memo.canonical(_loaded(data, format, both_bad_as_ties, covariates, contrasts, by))
+
+
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
                           by=by)

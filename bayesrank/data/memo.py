@@ -38,6 +38,8 @@ MEMO_SIZE = 8
 _CANONICAL: OrderedDict[str, Comparisons] = OrderedDict()
 #: What is remembered, per frozen comparisons object (it dies with its object).
 _FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Where a frozen object's facts keep its digest.
+_DIGEST = ("digest",)
 
 
 def digest(data: Comparisons) -> str:
@@ -77,8 +79,12 @@ def frozen(data: Comparisons) -> Comparisons:
 
 def canonical(data: Comparisons) -> Comparisons:
     """The one frozen object (:func:`frozen`) with the content of ``data``, kept for the
-    :data:`MEMO_SIZE` most recently used contents."""
-    key = digest(data)
+    :data:`MEMO_SIZE` most recently used contents. A frozen object's digest is remembered with
+    it (its arrays cannot change): the data :func:`bayesrank.load` returns, which are frozen,
+    are hashed once, not at every fit."""
+    facts = _FACTS.get(data)
+    key = facts.get(_DIGEST) if facts is not None else None
+    key = digest(data) if key is None else key
     found = _CANONICAL.get(key)
     if found is None:
         found = _CANONICAL[key] = frozen(data)
@@ -86,6 +92,7 @@ def canonical(data: Comparisons) -> Comparisons:
             _CANONICAL.popitem(last=False)
     else:
         _CANONICAL.move_to_end(key)
+    _FACTS[found].setdefault(_DIGEST, key)
     return found
 
 
