@@ -919,12 +919,21 @@ class Bound:
 
     def shared(self, name: str, compute: Callable[[], object]) -> object:
         """``compute()``, a fact of these cells and this structure alone: remembered for the data
-        under the structure's key (every fit of it on these cells shares it: what it returns nobody
+        with the structure's key (every fit of it on these cells shares it: what it returns nobody
         changes, or it is a cache only the code that fills it changes), or this fit's own when
-        no key names the structure (built outside the compiled cache)."""
-        if self.structure.key is None:
+        no key names the structure (built outside the compiled cache). The memo holds one
+        structure's facts per data content at a time (a k_tie = 20 model's block positions take
+        tens of MB): fits alternating between two structures make theirs again."""
+        key = self.structure.key
+        if key is None:
             return compute()
-        return remembered(self.data, (name, self.structure.key), compute)
+        slot = remembered(self.data, "bound_facts", dict)  # (a dict only this method changes)
+        if slot.get("structure") != key:
+            slot.clear()
+            slot["structure"] = key
+        if name not in slot:
+            slot[name] = compute()
+        return slot[name]
 
     @cached_property
     def cells(self) -> dict[str, np.ndarray]:
