@@ -92,6 +92,12 @@ CHORD_STEPS = 30
 #: linearly where Newton's step squares it (Bradley–Terry on arena-2024, 128 coordinates: a warm
 #: fit 13.1 → 15.9 ms with them, the points-only fit 7.9 → 10.3 ms).
 CHORD_FROM = 1000
+#: Below :data:`CHORD_FROM`, one chord step finishes a run when Newton's last step predicts it
+#: reaches the tolerance: after a step that took the largest gradient entry from g₋ to g, the
+#: information's relative change along the next step is about g / g₋, so a chord step from g
+#: lands near this factor × g² / g₋ (Bradley–Terry on arena-2024: Newton's third information and
+#: factor skipped, 3.3e-5 → 1.6e-7 → 1.7e-11 → a chord step to ~1e-15 per comparison).
+CHORD_FINISH = 2.0
 #: The chord steps stop (the information is built again) after one that shrinks the largest
 #: gradient entry by less than this factor (model 10 stalled at 0.999 a step, 8.4e-9 per comparison).
 CHORD_CONTRACTION = 0.9
@@ -511,11 +517,14 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     # chord steps allowed (until they once leave the positive definite region) where the information
     # and its factor cost many gradients (CHORD_FROM)
     chords = theta.size >= CHORD_FROM
+    before_step = None  # the largest gradient entry where the last dense Newton step started
     for it in range(max_iter):
         if np.max(np.abs(grad)) / n < FINAL_TOL:
             return theta, it, True, None
         anchor = (theta, lp, grad)  # where the chord steps start (the last Newton step's point)
-        for _ in range(CHORD_STEPS if chord is not None and chords else 0):
+        now = np.max(np.abs(grad))
+        finishing = chord is not None and before_step and CHORD_FINISH * now**2 / before_step < FINAL_TOL * n
+        for _ in range(CHORD_STEPS if chord is not None and chords else int(finishing)):
             accepted = _chord_step(logp_dlogp, chord, theta, lp, grad)
             if accepted is None:
                 break
@@ -541,6 +550,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         information = -hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
+        before_step = np.max(np.abs(grad))
         T = gauge_complement(gauge(theta)) if gauge is not None else None
         reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
         d = np.sqrt(np.maximum(np.abs(np.diag(reduced)), 1e-300))
