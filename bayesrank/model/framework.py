@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -315,6 +316,11 @@ class Framework:
 
     def spec_json(self) -> str:
         """:meth:`spec` as canonical JSON (a cache key and the saved form)."""
+        return self._spec_text
+
+    @cached_property
+    def _spec_text(self) -> str:
+        # made once per framework object (frozen: its spec cannot change); a fit asks for it a few times
         return json.dumps(self.spec(), sort_keys=True)
 
     def build(self, data: Comparisons, prior: str = "weak") -> tuple[pm.Model, pt.TensorVariable]:
