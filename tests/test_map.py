@@ -347,7 +347,9 @@ def test_map_draws_are_made_when_first_read(arena):
     drawn = fit.tree["posterior"]["score"].values[0]
     assert lazy.source._rows is not None
     np.testing.assert_array_equal(copied["posterior"]["score"].values[0], drawn)
-    np.testing.assert_array_equal(br.fit(fw, arena, random_seed=5).tree["posterior"]["score"].values[0], drawn)
+    # (a refit's θ̂ may differ in the last digits: the log-density moves to the compiled tier)
+    np.testing.assert_allclose(br.fit(fw, arena, random_seed=5).tree["posterior"]["score"].values[0], drawn,
+                               rtol=0, atol=1e-9)
     est = fit.tree["estimate"]
     centred = drawn - est["score"].values
     np.testing.assert_allclose(np.cov(centred, rowvar=False), est["score_cov"].values,

@@ -10,6 +10,7 @@ through the same map (exactly normal for the variables linear in θ, such as the
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -172,16 +173,25 @@ class AffineDraws:
 
     def __init__(self, centre: np.ndarray, moved: np.ndarray, n_draws: int, rng: np.random.Generator):
         self.centre, self.moved, self.n_draws, self._rng, self._rows = centre, moved, n_draws, rng, None
+        self._lock = threading.Lock()
 
     def rows(self) -> np.ndarray:
-        """``(n_draws, total)``: every variable's draws, made on the first call."""
-        if self._rows is None:
-            z = self._rng.standard_normal((self.n_draws, self.moved.shape[1]))
-            rows = z @ self.moved.T
-            rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
-            rows.flags.writeable = False
-            self._rows, self._rng = rows, None
+        """``(n_draws, total)``: every variable's draws, made on the first call (once, whichever
+        thread asks first)."""
+        with self._lock:
+            if self._rows is None:
+                z = self._rng.standard_normal((self.n_draws, self.moved.shape[1]))
+                rows = z @ self.moved.T
+                rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
+                rows.flags.writeable = False
+                self._rows, self._rng = rows, None
         return self._rows
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
 
 
 class LazyDraws(BackendArray):
