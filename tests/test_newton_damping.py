@@ -41,3 +41,20 @@ def test_damped_newton_moves_where_backtracking_stalls(monkeypatch):
     assert np.all(np.isfinite(logp_dlogp(theta)[1]))
     assert logp_dlogp(theta)[0] > lp0
     assert (theta[0] - theta[1]) / np.sqrt(2) > 0  # along v, towards its maximum at 10⁶
+
+
+def test_a_chord_step_finishes_newton_when_the_last_step_predicts_it(monkeypatch):
+    """Bradley–Terry on arena-2024: two informations, then one step with the second's factor
+    (its predicted landing ~1e-15 per comparison) instead of a third information; the estimate
+    and its standard errors are those of three full Newton steps to 1e-9."""
+    import bayesrank as br
+
+    data, fw = br.load("arena-2024"), br.BradleyTerry()
+    chord = br.fit(fw, data)
+    assert chord.converged and chord.diagnostics["newton_iterations"] == 2
+    assert chord.diagnostics["grad_norm"] < optimize.FINAL_TOL
+    monkeypatch.setattr(optimize, "CHORD_FINISH", np.inf)  # never predicted to finish
+    full = br.fit(fw, data)
+    assert full.converged and full.diagnostics["newton_iterations"] == 3
+    np.testing.assert_allclose(chord.scores(), full.scores(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(chord.tree["estimate"]["score_se"], full.tree["estimate"]["score_se"], rtol=1e-9)
