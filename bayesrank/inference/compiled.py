@@ -792,8 +792,9 @@ class NaturalMap:
         """A matrix in natural coordinates (dense, or sparse: then no product costs more than
         O(non-zeros + n²)) as a matrix in θ: D Bᵀ H B D (block by block), with
         D = diag φ'(θ), plus diag(φ''(θ) ⊙ Bᵀ g) when the natural gradient ``grad`` is given
-        (a Hessian: the curvature of exp). ``given``: block k ↦ B_kᵀ H_kk B_k already computed
-        (another way), used instead of the product."""
+        (a Hessian: the curvature of exp). ``given``: block k ↦ B_kᵀ H_kk B_k, and block pair
+        (j, k) ↦ B_jᵀ H_jk B_k (its transpose for (k, j)), already computed (another way), used
+        instead of the products."""
         n_free = theta.size
         out = np.zeros((n_free, n_free))
         H = H.tocsr() if sp.issparse(H) else H
@@ -806,6 +807,12 @@ class NaturalMap:
                         out[cols_i, cols_i] += given[i]
                     else:
                         out[np.ix_(at, at)] += given[i]
+                elif (i, j) in given or (j, i) in given:
+                    product = given[i, j] if (i, j) in given else given[j, i].T
+                    if isinstance(cols_i, slice) and isinstance(cols_j, slice):
+                        out[cols_i, cols_j] += product
+                    else:
+                        out[np.ix_(np.arange(n_free)[cols_i], np.arange(n_free)[cols_j])] += product
                 elif isinstance(cols_i, slice) and isinstance(cols_j, slice):
                     B_i.sandwich(H[rows_i][:, rows_j], B_j, into=out[cols_i, cols_j])
                 else:
