@@ -421,10 +421,9 @@ def _factored(bound: Bound, cd: CellDerivatives, weights: np.ndarray, diagonal: 
 def _factored_cross(bound: Bound, cd: CellDerivatives, weights: np.ndarray
                     ) -> tuple[frozenset, dict[tuple[int, int], np.ndarray]]:
     """The blocks B_jᵀ H_jk B_k of the θ matrix between each block k of :func:`_block_jacobians`
-    and the other blocks j, from the cells' gradients in θ: Σ J_q,jᵀ diag(W_qr) A_r over the
-    predictors r whose whole term lies in block k (A_r = J_r B_k, kept) and the predictors q that
-    read nothing of block k (J_q,j: q's gradient in the natural rows of block j, sparse), then
-    B_jᵀ on the left. Returns the predictor pairs (q, r) and (r, q) covered (left out of the
+    and the other blocks j, from the cells' gradients in θ, when one predictor r reads block k
+    and nothing else (A_r = J_r B_k, kept): Σ J_q,jᵀ diag(W_qr) A_r over the other predictors q
+    (J_q,j: q's gradient in the natural rows of block j, sparse), then B_jᵀ on the left. Returns the predictor pairs (q, r) and (r, q) covered (left out of the
     natural matrix) and block pairs (j, k) ↦ ``(columns of j, columns of k)``, the average of the
     (q, r) and (r, q) terms (the matrix is symmetrised anyway). For the k_tie = 20 tie factors
     on arena-2024 the scores × tie coordinates block is a sparse (129 × 3,455, two entries a cell)
@@ -434,12 +433,16 @@ def _factored_cross(bound: Bound, cd: CellDerivatives, weights: np.ndarray
     pairs, out = set(), {}
     for k, parts in _block_jacobians(bound, cd).items():
         rows_k = nmap.blocks[k][0]
-        for r, A_r, whole_r in parts:
-            if not whole_r:
-                continue
+        readers = [q for q, name in enumerate(cd.names)
+                   if np.any((cd.rows[name] >= rows_k.start) & (cd.rows[name] < rows_k.stop))]
+        # one predictor reads block k, and nothing else: every term of the natural matrix between
+        # block k and another block is one of the (q, r) terms below
+        if len(parts) != 1 or not parts[0][2] or readers != [parts[0][0]]:
+            continue
+        for r, A_r, _ in parts:
             for q, name_q in enumerate(cd.names):
                 rows_q, jac_q = cd.rows[name_q], cd.jac[name_q]
-                if q == r or np.any((rows_q >= rows_k.start) & (rows_q < rows_k.stop)):
+                if q == r:
                     continue
                 weighted = (0.5 * (weights[:, q, r] + weights[:, r, q]))[:, None] * A_r
                 for j, (rows_j, _, block_j) in enumerate(nmap.blocks):
