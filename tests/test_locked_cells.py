@@ -85,3 +85,44 @@ def test_unlocked_pair_still_goes_to_the_linear_programme(monkeypatch):
     cd = CellDerivatives.at(bound, bound.x0)
     assert not existence.locked_cells_identify(bound, bound.x0, cd, existence._linear_variables(bound.structure, cd))
     assert existence.recession(bound, bound.x0) is not None
+
+
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=5), br.RaoKupper(k_tie=5, k_cov=0)])
+def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework):
+    """With the dense tie block taken apart (its eigenvalues kept per data), the extreme
+    eigenvalues of the unit-diagonal Gram of the locked cells are those of the whole matrix,
+    computed here by a dense eigendecomposition (the Thurstonian scores' predictor is not
+    linear: the rest of the matrix is the one at θ)."""
+    from bayesrank.inference import information as inf
+
+    rng = np.random.default_rng(4)
+    m = 10
+    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m) if (i + j) % 3]).T
+    counts = rng.integers(1, 20, size=(a.size, 3))
+    names = np.array([f"m{k}" for k in range(m)], dtype=object)
+    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    monkeypatch.setattr(inf, "FACTORED_FROM", 1)   # the ring's tie block counts as a large one
+    prepared = framework.prepare(data)
+    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    theta = bound.x0 + 0.1 * rng.standard_normal(bound.n_free)
+    cd = CellDerivatives.at(bound, theta)
+    linear = existence._linear_variables(bound.structure, cd)
+    assert existence._separate_blocks(bound, cd)
+    found = []
+    keep = existence._extremes
+    monkeypatch.setattr(existence, "_extremes", lambda gram: found.append(keep(gram)) or found[-1])
+    assert existence.locked_cells_identify(bound, theta, cd, linear)
+    assert len(found) == 2
+    nmap = bound.structure.natural
+    index = np.arange(bound.n_free)
+    free = np.unique(np.concatenate([index[cols] for name, (_, cols, _) in zip(nmap.names, nmap.blocks)
+                                     if name in linear]))
+    P = len(cd.names)
+    weights = np.zeros((len(counts), P, P))
+    weights[existence.locked(bound.structure.framework.link, bound.counts, P)] = np.eye(P)
+    monkeypatch.setattr(inf, "FACTORED_FROM", 10**9)
+    bound.block_jacobians.clear()
+    gram = inf.cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]
+    scale = np.sqrt(np.diag(gram))
+    w = np.linalg.eigvalsh(gram / np.outer(scale, scale))
+    np.testing.assert_allclose([min(f[0] for f in found), max(f[1] for f in found)], [w[0], w[-1]], rtol=1e-6)

@@ -96,12 +96,14 @@ def test_sparse_graph_fit_converges_with_intervals(ring):
     assert fit.n_params == (m - 1) + br.Davidson(k_tie=5)._tie_basis(br.Davidson(k_tie=5).prepare(data))[0].shape[1]
 
 
-@pytest.mark.parametrize("framework", [br.Davidson(k_tie=5), br.RaoKupper(k_tie=4, tie_intercept=True)])
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=5), br.RaoKupper(k_tie=4, tie_intercept=True),
+                                       br.Davidson(k_tie=5, k_cov=0)])
 def test_tie_block_from_cell_gradients_is_the_sandwich(ring, monkeypatch, framework):
-    """The information of the dense tie block assembled from the cells' gradients in θ (Aᵀ W A)
-    is the one the natural matrix pulled back through B gives: full matrix, diagonal and products,
-    for every kind (the intercept shares the threshold predictor: its cross terms stay in the
-    natural matrix)."""
+    """The information of the dense tie block assembled from the cells' gradients in θ (Aᵀ W A),
+    and its blocks with the scores (Jᵀ W A), are the ones the natural matrix pulled back through
+    B gives: full matrix, diagonal and products, for every kind (the intercept shares the
+    threshold predictor: its cross terms stay in the natural matrix; the Thurstonian scores'
+    predictor is not linear: its gradient at θ enters the cross blocks)."""
     from bayesrank.inference import information as inf
     from bayesrank.inference.compiled import compiled
 

@@ -122,7 +122,7 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     n_dir = factor.shape[1] if set(layout) - set(exact) else 0
     for start in range(0, n_dir, CHUNK):
         L = factor[:, start:start + CHUNK].T * STEP
-        rows = structure.value_rows(np.vstack([theta + L, theta - L]))
+        rows = structure.value_rows(np.vstack([theta + L, theta - L]), names=set(layout) - set(exact))
         k = L.shape[0]
         JL = (rows[:k] - rows[k:]) / (2 * STEP)          # (directions, variables)
         var += np.sum(JL**2, axis=0)

@@ -29,7 +29,9 @@ from scipy.sparse import coo_matrix, vstack
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.compiled import Bound, compiled
-from bayesrank.inference.information import CellDerivatives, cell_matrix, extreme_eigenvalues, information
+from bayesrank.data.memo import remembered
+from bayesrank.inference.information import (CellDerivatives, _block_jacobians, cell_matrix, extreme_eigenvalues,
+                                             information)
 from bayesrank.inference.optimize import maximise
 from bayesrank.model.judge_aware import judge_existence
 from bayesrank.model.links import RECESSION
@@ -287,15 +289,53 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
         return False
     weights = np.zeros((held.size, P, P))
     weights[held] = np.eye(P)
-    # only the linear variables move: their θ coordinates (``free``) move no other variable (above),
-    # so the rows of the others drop out of this block of the matrix in θ
-    gram = cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]
-    scale = np.sqrt(np.diag(gram))
-    if not np.all(scale > 0):  # a coordinate no locked cell moves
+    # the dense tie blocks apart (their extreme eigenvalues depend on the data alone, kept), the
+    # rest of the matrix without their predictors' terms: a block-diagonal matrix's extreme
+    # eigenvalues are the extremes of its blocks'
+    parts = []
+    for k, r, A in _separate_blocks(bound, cd):
+        cols = index[nmap.blocks[k][1]]
+        if np.intersect1d(free, cols).size != cols.size:
+            return False
+        key = ("locked cells identify", structure.key, k)
+        parts.append(_extremes(A.T @ (held[:, None] * A)) if structure.key is None else
+                     remembered(bound.data, key, lambda A=A: _extremes(A.T @ (held[:, None] * A))))
+        weights[:, r, :] = weights[:, :, r] = 0.0
+        free = np.setdiff1d(free, cols)
+    if free.size:
+        # only the linear variables move: their θ coordinates (``free``) move no other variable
+        # (above), so the rows of the others drop out of this block of the matrix in θ
+        parts.append(_extremes(cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]))
+    if any(part is None for part in parts):
         return False
-    gram /= np.outer(scale, scale)
+    return bool(min(smallest for smallest, _ in parts) > LOCKED_RANK_TOL * max(largest for _, largest in parts))
+
+
+def _separate_blocks(bound: Bound, cd: CellDerivatives) -> list[tuple[int, int, np.ndarray]]:
+    """``(k, r, A_r)`` for the dense blocks k of B whose natural variable only predictor r reads,
+    and reads nothing else (:func:`~bayesrank.inference.information._block_jacobians`; A_r = J_r B_k,
+    the same for every θ): with unit weights per predictor, Σ_c J_cᵀJ_c has no terms between
+    block k's coordinates and the others."""
+    out = []
+    for k, parts in _block_jacobians(bound, cd).items():
+        rows_k = bound.structure.natural.blocks[k][0]
+        readers = [q for q, name in enumerate(cd.names)
+                   if np.any((cd.rows[name] >= rows_k.start) & (cd.rows[name] < rows_k.stop))]
+        if len(parts) == 1 and parts[0][2] and readers == [parts[0][0]]:
+            out.append((k, parts[0][0], parts[0][1]))
+    return out
+
+
+def _extremes(gram: np.ndarray) -> tuple[float, float] | None:
+    """The smallest and largest eigenvalues of ``gram`` scaled to a unit diagonal, or None when a
+    diagonal entry is not positive (a coordinate no locked cell moves) or it is not positive
+    definite."""
+    scale = np.sqrt(np.diag(gram))
+    if not np.all(scale > 0):
+        return None
+    gram = gram / np.outer(scale, scale)
     smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
-    return bool(smallest > LOCKED_RANK_TOL * largest)
+    return None if not np.isfinite(smallest) else (smallest, largest)
 
 
 def stiemke_certificate(A, y: np.ndarray) -> bool:
