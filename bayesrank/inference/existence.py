@@ -29,7 +29,6 @@ from scipy.sparse import coo_matrix, vstack
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.compiled import Bound, compiled
-from bayesrank.data.memo import remembered
 from bayesrank.inference.information import (CellDerivatives, _block_jacobians, cell_matrix, extreme_eigenvalues,
                                              information)
 from bayesrank.inference.optimize import maximise
@@ -297,9 +296,7 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
         cols = index[nmap.blocks[k][1]]
         if np.intersect1d(free, cols).size != cols.size:
             return False
-        key = ("locked cells identify", structure.key, k)
-        parts.append(_extremes(A.T @ (held[:, None] * A)) if structure.key is None else
-                     remembered(bound.data, key, lambda A=A: _extremes(A.T @ (held[:, None] * A))))
+        parts.append(bound.shared(("locked cells identify", k), lambda A=A: _extremes(A.T @ (held[:, None] * A))))
         weights[:, r, :] = weights[:, :, r] = 0.0
         free = np.setdiff1d(free, cols)
     if free.size:

@@ -38,7 +38,6 @@ import scipy.sparse as sp
 from scipy.linalg import blas, cho_factor, eigh, lapack
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
-from bayesrank.data.memo import remembered
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
 
@@ -370,10 +369,9 @@ def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[
     (none else: then ``{}``).
 
     They are constant (a linear predictor's gradient depends on the cells only), so they are made
-    once per fit (``bound.block_jacobians``) and, for frozen prepared data, kept across fits in
-    the data's memo under the structure's key (:func:`~bayesrank.data.memo.remembered`): a warm
-    refit finds them without hashing the cells. The memo keeps one structure's at a time per data
-    content (tens of MB each: 64 MB for a k_tie = 20 model on arena-2024)."""
+    once per fit (``bound.block_jacobians``) and, for frozen prepared data, kept across fits with
+    the structure's other cell facts (:meth:`~bayesrank.inference.compiled.Bound.shared`, one
+    structure's at a time per data content: tens of MB, 64 MB for a k_tie = 20 model on arena-2024)."""
     structure, nmap = bound.structure, bound.structure.natural
     dense = [k for k in nmap.dense_blocks() if np.arange(bound.n_free)[nmap.blocks[k][1]].size >= FACTORED_FROM]
     if not dense:
@@ -398,14 +396,7 @@ def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[
                 found[k] = parts
         return found
 
-    key = (structure.key, dense)
-    # this function's own slot in the data's memo (a dict only it changes; what it holds is
-    # read-only); none for a structure made outside the compiled cache (no key names it)
-    last = {} if structure.key is None else remembered(bound.data, "block_jacobians", dict)
-    if key not in last:
-        last.clear()
-        last[key] = compute()
-    per_fit[dense] = last[key]
+    per_fit[dense] = bound.shared(("block_jacobians", dense), compute)
     return per_fit[dense]
 
 
