@@ -355,3 +355,8 @@ def test_map_draws_are_made_when_first_read(arena):
     np.testing.assert_allclose(np.cov(centred, rowvar=False), est["score_cov"].values,
                                atol=0.15 * np.abs(est["score_cov"].values).max())
     np.testing.assert_allclose(centred.sum(axis=1), 0.0, atol=1e-10)  # zero-sum, draw by draw
+    assert lazy.source.moved is None  # B L is let go once the draws are made
+    # few draws of many coordinates: B L (129 × 128) is larger than the draws (5 × 129), so they are
+    # made at once and the fit keeps them, not B L
+    few = br.fit(fw, arena, random_seed=5, n_draws=5).tree["posterior"]["score"].variable._data.array
+    assert few.source._rows is not None and few.source.moved is None

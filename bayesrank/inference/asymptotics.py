@@ -184,7 +184,7 @@ class AffineDraws:
                 rows = z @ self.moved.T
                 rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
                 rows.flags.writeable = False
-                self._rows, self._rng = rows, None
+                self._rows, self._rng, self.moved = rows, None, None  # (B L is not needed again)
         return self._rows
 
     def __getstate__(self) -> dict:
@@ -228,7 +228,8 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
     upper triangular, and the product a triangular one — half the work). When every variable is
     affine in θ (:func:`affine_blocks`: Bradley–Terry's scores) the draws are its value at θ̂
     plus (B L) z, B its block of the natural map: one product, no pass of every draw through
-    the model's map, made when first read (:class:`LazyDraws`; not with ``upper``, the
+    the model's map, made when first read (:class:`LazyDraws`) unless B L is larger than the
+    draws (then at once: the fit keeps the smaller of the two; not with ``upper``, the
     large-model path, where B L would be a second factor-sized array).
 
     Returns
@@ -241,7 +242,12 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
     if not upper and set(layout) <= set(affine):
         moved = np.concatenate([affine[name][1].times(factor[affine[name][0]]) for name in layout])
         values = structure.values(theta)
-        source = AffineDraws(np.concatenate([values[name].ravel() for name in layout]), moved, n_draws, rng)
+        centre = np.concatenate([values[name].ravel() for name in layout])
+        source = AffineDraws(centre, moved, n_draws, rng)
+        if moved.size > n_draws * centre.size:
+            # B L larger than the draws (many items: 10,000 items' B L is 800 MB, their draws 80 MB):
+            # made now, so that the fit keeps the draws, not B L
+            source.rows()
         return {name: LazyDraws(source, sl, (n_draws, *shape)) for name, (sl, shape) in layout.items()}
     z = rng.standard_normal((n_draws, factor.shape[1]))
     if upper:  # (L zᵀ)ᵀ by BLAS trmm on the memory of Lᵀ, Fortran-ordered and lower triangular
