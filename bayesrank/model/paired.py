@@ -40,6 +40,7 @@ from bayesrank.model.framework import (
     SCORE_PAIR,
     TIES_AS_HALVES,
     TIES_DROPPED,
+    Findings,
     Framework,
     Local,
     Predictor,
@@ -189,6 +190,106 @@ def _edge_description(framework, values, crossings):
     return "; ".join(text) + "."
 
 
+#: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² counts as run out beyond this multiple of
+#: the median item's: then z_ab ≈ μ̃_a/R_a for every opponent b, and the likelihood is flat in R_a (on
+#: arena-2024 model 17 stopped with falcon-180b-chat at 1.6e4 and zephyr-7b-alpha at 2.3e4 times the
+#: median, where shrinking each back gains 19.7 and 15.3 in log-likelihood; from there the fit reaches NLL
+#: 1.0048137 with the largest at 5.0 times).
+RUNAWAY = 100.0
+#: Dispersions the run-out items restart at (:func:`_off_plateau`), as multiples of the median item's.
+RUNAWAY_TARGETS = (0.3, 1.0, 3.0, 10.0)
+
+
+def _dispersions(values) -> np.ndarray:
+    """R_a² = t_a² + ‖λ̃_a − λ̄‖²: each item's share of the raw Thurstonian dispersions s̃_ab."""
+    d = np.asarray(values["cov_t"], dtype=float) ** 2
+    if values.get("cov_raw_loading") is not None:
+        lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        d = d + ((lam - lam.mean(axis=0)) ** 2).sum(axis=1)
+    return d
+
+
+def _runaway(framework, values) -> np.ndarray:
+    """Items whose raw dispersion is beyond :data:`RUNAWAY` times the median item's (none without a
+    Thurstonian covariance)."""
+    if framework.k_cov is None:
+        return np.zeros(0, dtype=int)
+    R2 = _dispersions(values)
+    return np.flatnonzero(R2 > RUNAWAY * np.median(R2))
+
+
+def _in_chart(framework, values):
+    """Raw Thurstonian coordinates (μ̃, t, Λ̃) moved to the chart of
+    :func:`~bayesrank.model.structures.thurstonian` by the likelihood's symmetries: μ̃ and Λ̃ centred,
+    the signs of t dropped and the scale set to Σt = m, Λ̃ rotated so that its lower-triangular factor L
+    has a positive diagonal."""
+    t = np.abs(np.asarray(values["cov_t"], dtype=float))
+    scale = t.size / t.sum()
+    raw = np.asarray(values["score_raw"], dtype=float)
+    out = {"score_raw": scale * (raw - raw.mean()), "cov_t": scale * t}
+    if framework.k_cov:
+        lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        B = zero_sum_basis(lam.shape[0])
+        L = B.T @ (scale * (lam - lam.mean(axis=0)))
+        k = framework.k_cov
+        Q, _ = np.linalg.qr(L[:k].T)  # L Q: its top k × k block lower triangular
+        L = L @ Q
+        out["cov_raw_loading"] = B @ (L * np.where(np.diag(L[:k]) < 0, -1.0, 1.0))
+    return out
+
+
+def _off_plateau(framework, values):
+    """Thurstonian items whose dispersion ran out (:func:`_runaway`) stop the optimiser falsely: at
+    R_a ≫ the others' the likelihood tends to a limit in R_a (z_ab → μ̃_a/R_a for every b), so its
+    gradient vanishes although a smaller dispersion may fit better. Candidates: each such item's own
+    raw coordinates (μ̃_a, t_a, λ̃_a − λ̄) shrunk together (z against its opponents' mean kept) to
+    :data:`RUNAWAY_TARGETS` times the median dispersion, all of them at once and each alone, moved
+    back to the chart (:func:`_in_chart`)."""
+    items = _runaway(framework, values)
+    if not items.size:
+        return []
+    R2 = _dispersions(values)
+    median = np.median(R2)
+    groups = [items] + ([np.array([a]) for a in items] if items.size > 1 else [])
+    out = []
+    for target in RUNAWAY_TARGETS:
+        for group in groups:
+            moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
+            factor = np.sqrt(target * median / R2[group])
+            moved["score_raw"][group] *= factor
+            moved["cov_t"][group] *= factor
+            if framework.k_cov:
+                lam = np.array(values["cov_raw_loading"], dtype=float)
+                centre = lam.mean(axis=0)
+                lam[group] = centre + factor[:, None] * (lam[group] - centre)
+                moved["cov_raw_loading"] = lam
+            out.append(_in_chart(framework, moved))
+    return out
+
+
+def _runaway_findings(framework, data, values):
+    """The estimate with items whose dispersion ran out (:func:`_runaway`) although the optimiser
+    tried smaller ones (:func:`_off_plateau`), said in words: the likelihood's supremum is then
+    approached as their variance grows without bound (relative to the other items')."""
+    items = _runaway(framework, values)
+    if not items.size:
+        return Findings()
+    R2 = _dispersions(values)
+    ratio = {str(data.items[a]): float(R2[a] / np.median(R2)) for a in items}
+    listed = ", ".join(f"{name} ({r:.3g} times the median)" for name, r in ratio.items())
+    return Findings(
+        warnings=[
+            f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
+            "the other items' and the optimiser's restarts from smaller values (the same item's odds kept) came "
+            "back: the likelihood is then nearly flat in "
+            "it (the item's odds against every opponent tend to one value, μ̃/√(dispersion)), so its maximum is "
+            "approached at the boundary of infinite variance, not attained; under trace(PΣP) = 1 the other "
+            "items' μ and d shrink towards 0 along it. The reported values and intervals are those at the point "
+            "reached, conditional on that dispersion; compare with k_cov=0 or a model without covariance."],
+        diagnostics={"runaway_dispersion": ratio},
+    )
+
+
 THURSTONIAN_NOTE = ("Thurstonian mean μ under trace(PΣP) = 1: the odds of a against b depend on their "
                     "dispersion s_ab, so a score difference has no fixed Elo meaning")
 
@@ -269,6 +370,12 @@ class BradleyTerry(Framework):
 
     def edge_description(self, values, crossings):
         return _edge_description(self, values, crossings)
+
+    def off_plateau(self, values):
+        return _off_plateau(self, values)
+
+    def findings(self, data, point, draws):
+        return _runaway_findings(self, data, point)
 
 
 def _compared_key(data) -> str:
@@ -394,6 +501,12 @@ class _TieFramework(Framework):
 
     def edge_description(self, values, crossings):
         return _edge_description(self, values, crossings)
+
+    def off_plateau(self, values):
+        return _off_plateau(self, values)
+
+    def findings(self, data, point, draws):
+        return _runaway_findings(self, data, point)
 
     def reported(self):
         names = ["score"]
