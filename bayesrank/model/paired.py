@@ -190,22 +190,31 @@ def _edge_description(framework, values, crossings):
     return "; ".join(text) + "."
 
 
-#: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² counts as run out beyond this multiple of
-#: the median item's: then z_ab ≈ μ̃_a/R_a for every opponent b, and the likelihood is flat in R_a (on
-#: arena-2024 model 17 stopped with falcon-180b-chat at 1.6e4 and zephyr-7b-alpha at 2.3e4 times the
-#: median, where shrinking each back gains 19.7 and 15.3 in log-likelihood; from there the fit reaches NLL
-#: 1.0048137 with the largest at 5.0 times).
+#: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_dispersions`) counts as run out
+#: beyond this multiple of the median item's: then z_ab ≈ (μ̃_a − μ̃_b)/R_a hardly depends on the opponent
+#: and the likelihood is flat in R_a (on arena-2024 paper model 17 stopped with falcon-180b-chat and
+#: zephyr-7b-alpha at 8.0e3 and 6.5e3 times the median, where re-optimising each one's own coordinates
+#: alone gains 19.7 and 15.3 in log-likelihood).
 RUNAWAY = 100.0
 #: Dispersions the run-out items restart at (:func:`_off_plateau`), as multiples of the median item's.
-RUNAWAY_TARGETS = (0.3, 1.0, 3.0, 10.0)
+RUNAWAY_TARGETS = (0.3, 1.0, 3.0, 10.0, 30.0)
+
+
+def _loading_centre(values) -> np.ndarray | None:
+    """λ̄: the coordinate-wise median of the raw loadings' rows (a run-out item's row does not pull it,
+    where it would pull their mean by 1/m of its own), or None without loadings."""
+    if values.get("cov_raw_loading") is None:
+        return None
+    return np.median(np.asarray(values["cov_raw_loading"], dtype=float), axis=0)
 
 
 def _dispersions(values) -> np.ndarray:
-    """R_a² = t_a² + ‖λ̃_a − λ̄‖²: each item's share of the raw Thurstonian dispersions s̃_ab."""
+    """R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_loading_centre`): each item's share of the raw Thurstonian
+    dispersions s̃_ab."""
     d = np.asarray(values["cov_t"], dtype=float) ** 2
-    if values.get("cov_raw_loading") is not None:
-        lam = np.asarray(values["cov_raw_loading"], dtype=float)
-        d = d + ((lam - lam.mean(axis=0)) ** 2).sum(axis=1)
+    centre = _loading_centre(values)
+    if centre is not None:
+        d = d + ((np.asarray(values["cov_raw_loading"], dtype=float) - centre) ** 2).sum(axis=1)
     return d
 
 
@@ -242,9 +251,9 @@ def _off_plateau(framework, values):
     """Thurstonian items whose dispersion ran out (:func:`_runaway`) stop the optimiser falsely: at
     R_a ≫ the others' the likelihood tends to a limit in R_a (z_ab → μ̃_a/R_a for every b), so its
     gradient vanishes although a smaller dispersion may fit better. Candidates: each such item's own
-    raw coordinates (μ̃_a, t_a, λ̃_a − λ̄) shrunk together (z against its opponents' mean kept) to
-    :data:`RUNAWAY_TARGETS` times the median dispersion, all of them at once and each alone, moved
-    back to the chart (:func:`_in_chart`)."""
+    raw coordinates (μ̃_a − median μ̃, t_a, λ̃_a − λ̄) shrunk together (its z against a typical opponent
+    kept) to :data:`RUNAWAY_TARGETS` times the median dispersion, all of them at once and each alone,
+    moved back to the chart (:func:`_in_chart`)."""
     items = _runaway(framework, values)
     if not items.size:
         return []
@@ -256,11 +265,12 @@ def _off_plateau(framework, values):
         for group in groups:
             moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
             factor = np.sqrt(target * median / R2[group])
-            moved["score_raw"][group] *= factor
+            middle = np.median(moved["score_raw"])  # (the others' centre: a run-out μ̃_a pulls their mean)
+            moved["score_raw"][group] = middle + factor * (moved["score_raw"][group] - middle)
             moved["cov_t"][group] *= factor
             if framework.k_cov:
                 lam = np.array(values["cov_raw_loading"], dtype=float)
-                centre = lam.mean(axis=0)
+                centre = _loading_centre(values)
                 lam[group] = centre + factor[:, None] * (lam[group] - centre)
                 moved["cov_raw_loading"] = lam
             out.append(_in_chart(framework, moved))
@@ -280,12 +290,13 @@ def _runaway_findings(framework, data, values):
     return Findings(
         warnings=[
             f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
-            "the other items' and the optimiser's restarts from smaller values (the same item's odds kept) came "
-            "back: the likelihood is then nearly flat in "
-            "it (the item's odds against every opponent tend to one value, μ̃/√(dispersion)), so its maximum is "
-            "approached at the boundary of infinite variance, not attained; under trace(PΣP) = 1 the other "
-            "items' μ and d shrink towards 0 along it. The reported values and intervals are those at the point "
-            "reached, conditional on that dispersion; compare with k_cov=0 or a model without covariance."],
+            "the other items', where the likelihood no longer depends on it (the item's odds against every "
+            "opponent tend to one value, μ̃/√(dispersion)), and a MAP fit's restarts from smaller values (kept "
+            "only where the likelihood gains) came back: as far as these restarts show, the likelihood's supremum is approached as that variance "
+            "grows without bound relative to the other items' — a boundary of the parameter space, not attained "
+            "— and under trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported "
+            "are those at the point reached, and intervals, where given, are conditional on that dispersion; "
+            "compare with k_cov=None, or with these items left out."],
         diagnostics={"runaway_dispersion": ratio},
     )
 
