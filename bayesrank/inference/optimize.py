@@ -111,7 +111,7 @@ WHITENED_PHASE = 300
 EDGE_CROSSINGS = 3
 #: Runs continued from off a plateau (:func:`maximise`'s ``plateau``: a Thurstonian item's dispersion
 #: run out, where the gradient vanishes): each gains. Paper model 17 on arena-2024 stopped at NLL
-#: 1.0048439 with two items' dispersions run out; the run from both shrunk back reached 1.0048137.
+#: 1.0048439 with two items' dispersions run out; a run from both shrunk back by e^-4 reached 1.0048137.
 PLATEAU_ESCAPES = 3
 #: Runs continued from a saddle point along its direction of negative curvature (:func:`maximise`):
 #: each gains. Paper model 16 on arena-2024 on the compiled tier stopped at a gradient of 8e-10
