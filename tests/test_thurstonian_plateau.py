@@ -7,6 +7,7 @@ flat in R_a), on arena-2024 itself.
   fit says so in words and names them.
 * The optimiser's escape from such a plateau (:meth:`Framework.off_plateau`): from a point with one item's
   dispersion run out, a candidate shrunk back gains and lies in the chart.
+* Two items on one point of the latent space (s_ab → 0, the boundary paper model 17 heads to) are named.
 * Paper model 17 (slow): main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out.
 """
 
@@ -71,14 +72,18 @@ def test_dispersion_on_the_boundary_is_said_in_words(every_ninth):
     assert all(loglik(structure, bound, {**values, **c}) < at for c in fw.off_plateau(values))
 
 
-def test_off_plateau_candidates_gain_and_stay_in_chart(arena):
+@pytest.fixture(scope="module")
+def around_falcon(arena):
     """20 items: falcon-180b-chat and the 19 it met most (the item model 17 ran out on the full data)."""
-    names = list(arena.items)
-    f = names.index("falcon-180b-chat")
+    f = list(arena.items).index("falcon-180b-chat")
     met = (arena.a == f) | (arena.b == f)
     totals = np.zeros(arena.n_items)
     np.add.at(totals, np.where(arena.a[met] == f, arena.b[met], arena.a[met]), arena.totals[met])
-    data = items_subset(arena, set(np.argsort(-totals)[:19]) | {f})
+    return items_subset(arena, set(np.argsort(-totals)[:19]) | {f})
+
+
+def test_off_plateau_candidates_gain_and_stay_in_chart(around_falcon):
+    data = around_falcon
     fw = br.RaoKupper(k_cov=1)
     fit = br.fit(fw, data)
     assert fit.converged and "runaway_dispersion" not in fit.diagnostics
@@ -109,11 +114,36 @@ def test_off_plateau_candidates_gain_and_stay_in_chart(arena):
     assert best > lp_out + 0.9 * (at - lp_out)  # (20.7 of the 21.0 lost)
 
 
+def test_coinciding_items_are_said_in_words(around_falcon):
+    """Two items of a real fit moved onto one point of the latent space (t = 0, the same loadings and
+    nearly the same mean): the pair is named, and nothing is said of the fit itself."""
+    fw = br.RaoKupper(k_cov=1)
+    prepared = fw.prepare(around_falcon)
+    fit = br.fit(fw, around_falcon)
+    bound = compiled(fw, prepared).bind(prepared)
+    values = {k: np.array(v, dtype=float) for k, v in bound.natural(fit.tree["estimate"]["theta"].values).items()}
+    assert "coinciding_items" not in fw.findings(prepared, values, {}).diagnostics
+    a, b = 1, 2
+    values["cov_t"][[a, b]] = 0.0
+    values["cov_raw_loading"][b] = values["cov_raw_loading"][a]
+    values["cov_t"][a] = values["cov_t"][b] = 1e-9
+    values["score_raw"][b] = values["score_raw"][a] + 1e-9
+    found = fw.findings(prepared, values, {})
+    assert [pair[:2] for pair in found.diagnostics["coinciding_items"]] == [[prepared.items[a], prepared.items[b]]]
+    said = [w for w in found.warnings if "coincide in the Thurstonian latent space" in w]
+    assert len(said) == 1 and prepared.items[a] in said[0] and "boundary s_ab = 0" in said[0]
+
+
 @pytest.mark.slow
-def test_model_17_leaves_the_plateau(arena):
+def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
+    """Main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out and solar / dolphin
+    coinciding; the plateau escape reached 1.0048205, the pair still coinciding (s_ab 8e-17 of the median)."""
     from bayesrank.papers import leaderbot_model
 
     fit = br.fit(leaderbot_model(17), arena)
     assert fit.diagnostics.get("plateau_escapes", 0) >= 1
     assert "runaway_dispersion" not in fit.diagnostics
-    assert fit.nll < 1.00482  # main stopped at 1.0048439 on the plateau
+    assert fit.nll < 1.00483
+    pairs = {frozenset(p[:2]) for p in fit.diagnostics["coinciding_items"]}
+    assert frozenset({"solar-10.7b-instruct-v1.0", "dolphin-2.2.1-mistral-7b"}) in pairs
+    assert any("coincide in the Thurstonian latent space" in w for w in fit.warnings)

@@ -277,18 +277,58 @@ def _off_plateau(framework, values):
     return out
 
 
-def _runaway_findings(framework, data, values):
-    """The estimate with items whose dispersion ran out (:func:`_runaway`) although the optimiser
-    tried smaller ones (:func:`_off_plateau`), said in words: the likelihood's supremum is then
-    approached as their variance grows without bound (relative to the other items')."""
+#: Two items coincide in the Thurstonian latent space when their raw pair dispersion s̃_ab = t_a² + t_b² +
+#: ‖λ̃_a − λ̃_b‖² is below this fraction of the median pair's (paper model 17 on arena-2024:
+#: solar-10.7b-instruct-v1.0 and dolphin-2.2.1-mistral-7b at 1e-14 to 1e-22 of it, in every run).
+COINCIDE = 1e-8
+
+
+def _coinciding(framework, data, values) -> list:
+    """Pairs of items whose raw dispersion s̃_ab ran to 0 (:data:`COINCIDE`): ``(a, b, ratio)``. (On
+    arena-2024 model 17 the profile likelihood of the pair solar / dolphin, the rest held, falls
+    monotonically as they part: by 5e-4 at t_a = t_b = 1e-4, 0.05 at 1e-2, 1.65 at 0.3.)"""
+    if framework.k_cov is None:
+        return []
+    t = np.asarray(values["cov_t"], dtype=float)
+    S = t[:, None] ** 2 + t[None, :] ** 2
+    if values.get("cov_raw_loading") is not None:
+        lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        sq = (lam**2).sum(axis=1)
+        S = S + np.maximum(sq[:, None] + sq[None, :] - 2 * lam @ lam.T, 0.0)
+    a, b = np.triu_indices(t.size, 1)
+    pair = S[a, b]
+    small = np.flatnonzero(pair < COINCIDE * np.median(pair))
+    return [(int(a[j]), int(b[j]), float(pair[j] / np.median(pair))) for j in small]
+
+
+def _thurstonian_findings(framework, data, values):
+    """Boundaries of the Thurstonian covariance at the estimate, said in words: two items that
+    coincide in the latent space (:func:`_coinciding`, s_ab → 0), and items whose dispersion ran out
+    (:func:`_runaway`) although the optimiser tried smaller ones (:func:`_off_plateau`) — the
+    likelihood's supremum then approached as their variance grows without bound."""
     items = _runaway(framework, values)
+    pairs = _coinciding(framework, data, values)
+    warnings, diagnostics = [], {}
+    for a, b, ratio in pairs:
+        met = ((data.a == a) & (data.b == b)) | ((data.a == b) & (data.b == a))
+        own = (f"their own {data.totals[met].sum():g} comparisons are fitted by z_ab = (μ_a − μ_b)/√s_ab alone "
+               "(a ratio of two vanishing numbers)" if data.totals[met].sum() > 0 else "they never met")
+        warnings.append(
+            f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space: their dispersion "
+            f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
+            f"every other item and {own}: the likelihood's supremum lies on the boundary s_ab = 0 (a degenerate "
+            "covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
+            "values reported are those at the point reached, and Wald intervals are not available. Compare with "
+            "k_cov=0 or k_cov=None.")
+    if pairs:
+        diagnostics["coinciding_items"] = [[str(data.items[a]), str(data.items[b]), ratio] for a, b, ratio in pairs]
     if not items.size:
-        return Findings()
+        return Findings(warnings=warnings, diagnostics=diagnostics)
     R2 = _dispersions(values)
     ratio = {str(data.items[a]): float(R2[a] / np.median(R2)) for a in items}
     listed = ", ".join(f"{name} ({r:.3g} times the median)" for name, r in ratio.items())
     return Findings(
-        warnings=[
+        warnings=warnings + [
             f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
             "the other items', where the likelihood no longer depends on it (the item's odds against every "
             "opponent tend to one value, μ̃/√(dispersion)), and a MAP fit's restarts from smaller values (kept "
@@ -297,7 +337,7 @@ def _runaway_findings(framework, data, values):
             "— and under trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported "
             "are those at the point reached, and intervals, where given, are conditional on that dispersion; "
             "compare with k_cov=None, or with these items left out."],
-        diagnostics={"runaway_dispersion": ratio},
+        diagnostics={**diagnostics, "runaway_dispersion": ratio},
     )
 
 
@@ -386,7 +426,7 @@ class BradleyTerry(Framework):
         return _off_plateau(self, values)
 
     def findings(self, data, point, draws):
-        return _runaway_findings(self, data, point)
+        return _thurstonian_findings(self, data, point)
 
 
 def _compared_key(data) -> str:
@@ -517,7 +557,7 @@ class _TieFramework(Framework):
         return _off_plateau(self, values)
 
     def findings(self, data, point, draws):
-        return _runaway_findings(self, data, point)
+        return _thurstonian_findings(self, data, point)
 
     def reported(self):
         names = ["score"]
