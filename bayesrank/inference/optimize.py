@@ -184,8 +184,8 @@ def maximise(
     theta : ndarray
     info : dict
         As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings``,
-        ``plateau_escapes`` and ``saddle_escapes`` when there were any (so fits that need neither report what they did
-        before).
+        ``plateau_escapes`` and ``saddle_escapes`` when there were any (so fits that need none
+        report what they did before).
     """
     theta, info = maximise_in_chart(logp_dlogp, hessian, x0, n, maxiter, **options)
     crossings = escapes = plateaus = 0

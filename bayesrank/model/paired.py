@@ -318,7 +318,7 @@ def _thurstonian_findings(framework, data, values):
             f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
             f"every other item and {own}: the likelihood's supremum lies on the boundary s_ab = 0 (a degenerate "
             "covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
-            "values reported are those at the point reached, and Wald intervals are not available. Compare with "
+            "values reported are those at the point reached, and Wald intervals there are not meaningful. Compare with "
             "k_cov=0 or k_cov=None.")
     if pairs:
         diagnostics["coinciding_items"] = [[str(data.items[a]), str(data.items[b]), ratio] for a, b, ratio in pairs]
@@ -332,8 +332,9 @@ def _thurstonian_findings(framework, data, values):
             f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
             "the other items', where the likelihood no longer depends on it (the item's odds against every "
             "opponent tend to one value, μ̃/√(dispersion)), and a MAP fit's restarts from smaller values (kept "
-            "only where the likelihood gains) came back: as far as these restarts show, the likelihood's supremum is approached as that variance "
-            "grows without bound relative to the other items' — a boundary of the parameter space, not attained "
+            "only where the likelihood gains) came back: as far as these restarts show, the likelihood's "
+            "supremum is approached as that variance grows without bound relative to the other items' — a "
+            "boundary of the parameter space, not attained "
             "— and under trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported "
             "are those at the point reached, and intervals, where given, are conditional on that dispersion; "
             "compare with k_cov=None, or with these items left out."],
