@@ -205,13 +205,17 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         cd = CellDerivatives.at(bound, theta)
         return float(cd.link["loglik"].sum()), structure.natural.pull_back(cd.gradient(), theta)
 
+    def off_plateau(theta):
+        """Points off a plateau where the optimiser may stop (Framework.off_plateau)."""
+        return [structure.natural.theta_for(moved, theta) for moved in framework.off_plateau(bound.natural(theta))]
+
     # a concave log-likelihood goes to Newton's method from the start (optimize.py): a few
     # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
     # evaluations are cheaper by the compiled log-density
     logp_dlogp = cells_logp_dlogp if structure.concave else bound.logp_dlogp
     theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical, gauge=gauge, edge=across_edge,
+                                canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
                                 concave=structure.concave)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None

@@ -231,6 +231,18 @@ class Framework:
         """
         return []
 
+    def off_plateau(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+        """Points off a plateau of the likelihood where the optimiser can stop falsely, in the chart
+        (natural variables → new values); empty (the default) away from one.
+
+        For coordinates that can run out to where the likelihood tends to a limit (a Thurstonian
+        item's dispersion grown far beyond the others': its odds against every opponent then tend
+        to one value): the gradient vanishes there although a smaller value may fit better, and
+        the MAP continues from whichever of these points gains
+        (:func:`bayesrank.inference.optimize.maximise`).
+        """
+        return []
+
     def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
         """In words, what the estimate ``values`` means after the optimiser crossed the edge of
         :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when

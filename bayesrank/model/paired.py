@@ -40,6 +40,7 @@ from bayesrank.model.framework import (
     SCORE_PAIR,
     TIES_AS_HALVES,
     TIES_DROPPED,
+    Findings,
     Framework,
     Local,
     Predictor,
@@ -189,6 +190,158 @@ def _edge_description(framework, values, crossings):
     return "; ".join(text) + "."
 
 
+#: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_dispersions`) counts as run out
+#: beyond this multiple of the median item's: then z_ab ≈ (μ̃_a − μ̃_b)/R_a hardly depends on the opponent
+#: and the likelihood is flat in R_a (on arena-2024 paper model 17 stopped with falcon-180b-chat and
+#: zephyr-7b-alpha at 8.0e3 and 6.5e3 times the median, where re-optimising each one's own coordinates
+#: alone gains 19.7 and 15.3 in log-likelihood).
+RUNAWAY = 100.0
+#: Dispersions the run-out items restart at (:func:`_off_plateau`), as multiples of the median item's.
+RUNAWAY_TARGETS = (0.3, 1.0, 3.0, 10.0, 30.0)
+
+
+def _loading_centre(values) -> np.ndarray | None:
+    """λ̄: the coordinate-wise median of the raw loadings' rows (a run-out item's row does not pull it,
+    where it would pull their mean by 1/m of its own), or None without loadings."""
+    if values.get("cov_raw_loading") is None:
+        return None
+    return np.median(np.asarray(values["cov_raw_loading"], dtype=float), axis=0)
+
+
+def _dispersions(values) -> np.ndarray:
+    """R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_loading_centre`): each item's share of the raw Thurstonian
+    dispersions s̃_ab."""
+    d = np.asarray(values["cov_t"], dtype=float) ** 2
+    centre = _loading_centre(values)
+    if centre is not None:
+        d = d + ((np.asarray(values["cov_raw_loading"], dtype=float) - centre) ** 2).sum(axis=1)
+    return d
+
+
+def _runaway(framework, values) -> np.ndarray:
+    """Items whose raw dispersion is beyond :data:`RUNAWAY` times the median item's (none without a
+    Thurstonian covariance)."""
+    if framework.k_cov is None:
+        return np.zeros(0, dtype=int)
+    R2 = _dispersions(values)
+    return np.flatnonzero(R2 > RUNAWAY * np.median(R2))
+
+
+def _in_chart(framework, values):
+    """Raw Thurstonian coordinates (μ̃, t, Λ̃) moved to the chart of
+    :func:`~bayesrank.model.structures.thurstonian` by the likelihood's symmetries: μ̃ and Λ̃ centred,
+    the signs of t dropped and the scale set to Σt = m, Λ̃ rotated so that its lower-triangular factor L
+    has a positive diagonal."""
+    t = np.abs(np.asarray(values["cov_t"], dtype=float))
+    scale = t.size / t.sum()
+    raw = np.asarray(values["score_raw"], dtype=float)
+    out = {"score_raw": scale * (raw - raw.mean()), "cov_t": scale * t}
+    if framework.k_cov:
+        lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        B = zero_sum_basis(lam.shape[0])
+        L = B.T @ (scale * (lam - lam.mean(axis=0)))
+        k = framework.k_cov
+        Q, _ = np.linalg.qr(L[:k].T)  # L Q: its top k × k block lower triangular
+        L = L @ Q
+        out["cov_raw_loading"] = B @ (L * np.where(np.diag(L[:k]) < 0, -1.0, 1.0))
+    return out
+
+
+def _off_plateau(framework, values):
+    """Thurstonian items whose dispersion ran out (:func:`_runaway`) stop the optimiser falsely: at
+    R_a ≫ the others' the likelihood tends to a limit in R_a (z_ab → μ̃_a/R_a for every b), so its
+    gradient vanishes although a smaller dispersion may fit better. Candidates: each such item's own
+    raw coordinates (μ̃_a − median μ̃, t_a, λ̃_a − λ̄) shrunk together (its z against a typical opponent
+    kept) to :data:`RUNAWAY_TARGETS` times the median dispersion, all of them at once and each alone,
+    moved back to the chart (:func:`_in_chart`)."""
+    items = _runaway(framework, values)
+    if not items.size:
+        return []
+    R2 = _dispersions(values)
+    median = np.median(R2)
+    groups = [items] + ([np.array([a]) for a in items] if items.size > 1 else [])
+    out = []
+    for target in RUNAWAY_TARGETS:
+        for group in groups:
+            moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
+            factor = np.sqrt(target * median / R2[group])
+            middle = np.median(moved["score_raw"])  # (the others' centre: a run-out μ̃_a pulls their mean)
+            moved["score_raw"][group] = middle + factor * (moved["score_raw"][group] - middle)
+            moved["cov_t"][group] *= factor
+            if framework.k_cov:
+                lam = np.array(values["cov_raw_loading"], dtype=float)
+                centre = _loading_centre(values)
+                lam[group] = centre + factor[:, None] * (lam[group] - centre)
+                moved["cov_raw_loading"] = lam
+            out.append(_in_chart(framework, moved))
+    return out
+
+
+#: Two items coincide in the Thurstonian latent space when their raw pair dispersion s̃_ab = t_a² + t_b² +
+#: ‖λ̃_a − λ̃_b‖² is below this fraction of the median pair's (paper model 17 on arena-2024:
+#: solar-10.7b-instruct-v1.0 and dolphin-2.2.1-mistral-7b at 1e-14 to 1e-22 of it, in every run).
+COINCIDE = 1e-8
+
+
+def _coinciding(framework, data, values) -> list:
+    """Pairs of items whose raw dispersion s̃_ab ran to 0 (:data:`COINCIDE`): ``(a, b, ratio)``. (On
+    arena-2024 model 17 the profile likelihood of the pair solar / dolphin, the rest held, falls
+    monotonically as they part: by 5e-4 at t_a = t_b = 1e-4, 0.05 at 1e-2, 1.65 at 0.3.)"""
+    if framework.k_cov is None:
+        return []
+    t = np.asarray(values["cov_t"], dtype=float)
+    S = t[:, None] ** 2 + t[None, :] ** 2
+    if values.get("cov_raw_loading") is not None:
+        lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        sq = (lam**2).sum(axis=1)
+        S = S + np.maximum(sq[:, None] + sq[None, :] - 2 * lam @ lam.T, 0.0)
+    a, b = np.triu_indices(t.size, 1)
+    pair = S[a, b]
+    small = np.flatnonzero(pair < COINCIDE * np.median(pair))
+    return [(int(a[j]), int(b[j]), float(pair[j] / np.median(pair))) for j in small]
+
+
+def _thurstonian_findings(framework, data, values):
+    """Boundaries of the Thurstonian covariance at the estimate, said in words: two items that
+    coincide in the latent space (:func:`_coinciding`, s_ab → 0), and items whose dispersion ran out
+    (:func:`_runaway`) although the optimiser tried smaller ones (:func:`_off_plateau`) — the
+    likelihood's supremum then approached as their variance grows without bound."""
+    items = _runaway(framework, values)
+    pairs = _coinciding(framework, data, values)
+    warnings, diagnostics = [], {}
+    for a, b, ratio in pairs:
+        met = ((data.a == a) & (data.b == b)) | ((data.a == b) & (data.b == a))
+        own = (f"their own {data.totals[met].sum():g} comparisons are fitted by z_ab = (μ_a − μ_b)/√s_ab alone "
+               "(a ratio of two vanishing numbers)" if data.totals[met].sum() > 0 else "they never met")
+        warnings.append(
+            f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space: their dispersion "
+            f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
+            f"every other item and {own}: the likelihood's supremum lies on the boundary s_ab = 0 (a degenerate "
+            "covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
+            "values reported are those at the point reached, and Wald intervals there are not meaningful. Compare with "
+            "k_cov=0 or k_cov=None.")
+    if pairs:
+        diagnostics["coinciding_items"] = [[str(data.items[a]), str(data.items[b]), ratio] for a, b, ratio in pairs]
+    if not items.size:
+        return Findings(warnings=warnings, diagnostics=diagnostics)
+    R2 = _dispersions(values)
+    ratio = {str(data.items[a]): float(R2[a] / np.median(R2)) for a in items}
+    listed = ", ".join(f"{name} ({r:.3g} times the median)" for name, r in ratio.items())
+    return Findings(
+        warnings=warnings + [
+            f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
+            "the other items', where the likelihood no longer depends on it (the item's odds against every "
+            "opponent tend to one value, μ̃/√(dispersion)), and a MAP fit's restarts from smaller values (kept "
+            "only where the likelihood gains) came back: as far as these restarts show, the likelihood's "
+            "supremum is approached as that variance grows without bound relative to the other items' — a "
+            "boundary of the parameter space, not attained "
+            "— and under trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported "
+            "are those at the point reached, and intervals, where given, are conditional on that dispersion; "
+            "compare with k_cov=None, or with these items left out."],
+        diagnostics={**diagnostics, "runaway_dispersion": ratio},
+    )
+
+
 THURSTONIAN_NOTE = ("Thurstonian mean μ under trace(PΣP) = 1: the odds of a against b depend on their "
                     "dispersion s_ab, so a score difference has no fixed Elo meaning")
 
@@ -269,6 +422,12 @@ class BradleyTerry(Framework):
 
     def edge_description(self, values, crossings):
         return _edge_description(self, values, crossings)
+
+    def off_plateau(self, values):
+        return _off_plateau(self, values)
+
+    def findings(self, data, point, draws):
+        return _thurstonian_findings(self, data, point)
 
 
 def _compared_key(data) -> str:
@@ -394,6 +553,12 @@ class _TieFramework(Framework):
 
     def edge_description(self, values, crossings):
         return _edge_description(self, values, crossings)
+
+    def off_plateau(self, values):
+        return _off_plateau(self, values)
+
+    def findings(self, data, point, draws):
+        return _thurstonian_findings(self, data, point)
 
     def reported(self):
         names = ["score"]
