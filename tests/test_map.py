@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 import bayesrank as br
 from bayesrank.inference.compiled import compiled
@@ -360,3 +361,24 @@ def test_map_draws_are_made_when_first_read(arena):
     # made at once and the fit keeps them, not B L
     few = br.fit(fw, arena, random_seed=5, n_draws=5).tree["posterior"]["score"].variable._data.array
     assert few.source._rows is not None and few.source.moved is None
+
+
+@pytest.mark.parametrize("triangle", [np.triu, np.tril, lambda F: F], ids=["upper", "lower", "full"])
+def test_linear_variances_of_a_dense_block_skip_a_triangular_factors_zero_rows(arena, triangle):
+    """The tie factors' block of B is dense: their delta-method variances multiply it with the factor's
+    rows a chunk of columns at a time, on the band of rows that is not zero (half the product for a
+    triangular factor); the same as the whole product."""
+    from bayesrank.inference import asymptotics
+
+    fw = br.Davidson(k_tie=1)
+    structure = compiled(fw, fw.prepare(arena), prior="flat")
+    n = structure.n_free
+    factor = triangle(np.random.default_rng(0).standard_normal((n, n)))
+    blocks = asymptotics.affine_blocks(structure)
+    assert any(B.u is None and not sp.issparse(B.S) for _, B in blocks.values())  # a dense block is covered
+    got = asymptotics.linear_variances(structure, factor)
+    for name, (cols, B) in blocks.items():
+        full = B.S.toarray() if sp.issparse(B.S) else np.asarray(B.S)
+        if B.u is not None:
+            full = full + np.outer(B.u, B.v)
+        np.testing.assert_allclose(got[name], np.sum((full @ factor[cols]) ** 2, axis=1), rtol=1e-12)

@@ -73,8 +73,15 @@ def linear_variances(structure: Structure, factor: np.ndarray) -> dict[str, np.n
     for name, (cols, B) in affine_blocks(structure).items():
         rows = factor[cols]
         var = np.zeros(B.S.shape[0])
+        dense = B.u is None and not sp.issparse(B.S)
         for start in range(0, rows.shape[1], COLUMN_CHUNK):
-            var += np.sum(B.times(rows[:, start:start + COLUMN_CHUNK]) ** 2, axis=1)
+            chunk = rows[:, start:start + COLUMN_CHUNK]
+            if dense:  # (a triangular factor's chunk is zero outside a band of rows: S on that band only)
+                live = np.flatnonzero(np.any(chunk != 0, axis=1))
+                band = slice(int(live[0]), int(live[-1]) + 1) if live.size else slice(0, 0)
+                var += np.sum((B.S[:, band] @ chunk[band]) ** 2, axis=1)
+            else:
+                var += np.sum(B.times(chunk) ** 2, axis=1)
         out[name] = var
     return out
 
