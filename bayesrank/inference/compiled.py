@@ -203,16 +203,7 @@ class Structure:
         """Rows of θ ↦ every free variable and deterministic, flattened and concatenated; and
         the shape of every variable."""
         key = None if self.key is None else (*self.key, "values")
-
-        @cache
-        def graph():
-            theta = pt.vector("theta")
-            outputs = self.model.replace_rvs_by_values([self.model[n] for n in self.variable_names])
-            outputs = graph_replace(outputs, dict(zip(self.value_vars, self._theta_parts(theta))), strict=False)
-            flat = pt.concatenate([pt.flatten(o) for o in outputs])
-            batch = pt.matrix("thetas")
-            return theta, outputs, batch, vectorize_graph(flat, {theta: batch})
-
+        graph = cache(lambda: self._values_graph(self.variable_names))
         fn = backend.build(lambda: ([graph()[2]], graph()[3]), key=key, mode=LIGHT_MODE)
         shape_fn = backend.build(lambda: ([graph()[0]], [pt.as_tensor(o.shape) for o in graph()[1]]),
                                  key=None if key is None else (*key, "shapes"), mode=LIGHT_MODE,
@@ -242,7 +233,8 @@ class Structure:
             return out
         if wanted not in self._subset_values_fns:
             key = None if self.key is None else (*self.key, "values", wanted)
-            self._subset_values_fns[wanted] = backend.build(lambda: self._values_graph(wanted)[2:], key=key,
+            graph = cache(lambda: self._values_graph(wanted))
+            self._subset_values_fns[wanted] = backend.build(lambda: ([graph()[2]], graph()[3]), key=key,
                                                             mode=LIGHT_MODE)
         fn = self._subset_values_fns[wanted]
         columns = np.concatenate([np.arange(layout[n][0].start, layout[n][0].stop) for n in wanted])
@@ -257,13 +249,13 @@ class Structure:
 
     def _values_graph(self, names: tuple[str, ...]):
         """θ, the variables ``names`` of it, and rows of θ ↦ those variables flattened and
-        concatenated: ``(theta, outputs, [batch], [flat rows])``."""
+        concatenated: ``(theta, outputs, batch, flat rows)``."""
         theta = pt.vector("theta")
         outputs = self.model.replace_rvs_by_values([self.model[n] for n in names])
         outputs = graph_replace(outputs, dict(zip(self.value_vars, self._theta_parts(theta))), strict=False)
         flat = pt.concatenate([pt.flatten(o) for o in outputs])
         batch = pt.matrix("thetas")
-        return theta, outputs, [batch], [vectorize_graph(flat, {theta: batch})]
+        return theta, outputs, batch, vectorize_graph(flat, {theta: batch})
 
     def layout(self) -> dict[str, tuple[slice, tuple]]:
         """Where each variable sits in a row of :meth:`value_rows`."""
