@@ -29,8 +29,8 @@ from scipy.sparse import coo_matrix, vstack
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.compiled import Bound, compiled
-from bayesrank.inference.information import (CellDerivatives, _block_jacobians, cell_matrix, extreme_eigenvalues,
-                                             information)
+from bayesrank.inference.information import (CellDerivatives, cell_matrix, extreme_eigenvalues, information,
+                                             separate_blocks)
 from bayesrank.inference.optimize import maximise
 from bayesrank.model.judge_aware import judge_existence
 from bayesrank.model.links import RECESSION
@@ -292,7 +292,7 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
     # rest of the matrix without their predictors' terms: a block-diagonal matrix's extreme
     # eigenvalues are the extremes of its blocks'
     parts = []
-    for k, r, A in _separate_blocks(bound, cd):
+    for k, r, A in separate_blocks(bound, cd):
         cols = index[nmap.blocks[k][1]]
         if np.intersect1d(free, cols).size != cols.size:
             return False
@@ -306,21 +306,6 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
     if any(part is None for part in parts):
         return False
     return bool(min(smallest for smallest, _ in parts) > LOCKED_RANK_TOL * max(largest for _, largest in parts))
-
-
-def _separate_blocks(bound: Bound, cd: CellDerivatives) -> list[tuple[int, int, np.ndarray]]:
-    """``(k, r, A_r)`` for the dense blocks k of B whose natural variable only predictor r reads,
-    and reads nothing else (:func:`~bayesrank.inference.information._block_jacobians`; A_r = J_r B_k,
-    the same for every θ): with unit weights per predictor, Σ_c J_cᵀJ_c has no terms between
-    block k's coordinates and the others."""
-    out = []
-    for k, parts in _block_jacobians(bound, cd).items():
-        rows_k = bound.structure.natural.blocks[k][0]
-        readers = [q for q, name in enumerate(cd.names)
-                   if np.any((cd.rows[name] >= rows_k.start) & (cd.rows[name] < rows_k.stop))]
-        if len(parts) == 1 and parts[0][2] and readers == [parts[0][0]]:
-            out.append((k, parts[0][0], parts[0][1]))
-    return out
 
 
 def _extremes(gram: np.ndarray) -> tuple[float, float] | None:
