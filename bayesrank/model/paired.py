@@ -50,6 +50,7 @@ from bayesrank.model.framework import (
 )
 from bayesrank.model.structures import (
     dct_iv_basis,
+    dispersion_matrix,
     empirical_scores,
     free_real,
     pair_logit_scores,
@@ -289,13 +290,10 @@ def _coinciding(framework, data, values) -> list:
     monotonically as they part: by 5e-4 at t_a = t_b = 1e-4, 0.05 at 1e-2, 1.65 at 0.3.)"""
     if framework.k_cov is None:
         return []
-    t = np.asarray(values["cov_t"], dtype=float)
-    S = t[:, None] ** 2 + t[None, :] ** 2
-    if values.get("cov_raw_loading") is not None:
-        lam = np.asarray(values["cov_raw_loading"], dtype=float)
-        sq = (lam**2).sum(axis=1)
-        S = S + np.maximum(sq[:, None] + sq[None, :] - 2 * lam @ lam.T, 0.0)
-    a, b = np.triu_indices(t.size, 1)
+    d = np.asarray(values["cov_t"], dtype=float) ** 2
+    # (the loadings' part floored at 0: it is a squared distance, rounding may take it below)
+    S = np.maximum(dispersion_matrix(d, values.get("cov_raw_loading")), d[:, None] + d[None, :])
+    a, b = np.triu_indices(d.size, 1)
     pair = S[a, b]
     small = np.flatnonzero(pair < COINCIDE * np.median(pair))
     return [(int(a[j]), int(b[j]), float(pair[j] / np.median(pair))) for j in small]
