@@ -78,24 +78,33 @@ def summary(times) -> dict:
     return {"median": statistics.median(times), "min": min(times), "max": max(times), "n": len(times), "all": times}
 
 
-def interleaved(contenders: dict, repeats: int, cpu: bool = False) -> dict:
+def interleaved(contenders: dict, repeats: int, cpu: bool = False, twice: bool = False) -> dict:
     """Run every contender once per round, in turn, for ``repeats`` rounds.
 
     Returns name → {"times": summary, "last": the last result} (with ``cpu``, also "cpu": a
     summary of the process CPU seconds of each call — on a loaded machine wall time counts
-    the other processes too).
+    the other processes too). With ``twice``, each turn calls the contender twice back to back:
+    "times" / "cpu" are the first calls (as without), "second" / "second_cpu" the second. On this
+    benchmark machine (a nested virtual machine) a call that follows other work, or any pause,
+    runs slower than one right after itself — the ``warm`` task measures how much (``after_idle``) —
+    so the second call says what the code costs with its memory in reach, the first what a call
+    costs amid other work; both, for every contender alike.
     """
-    times = {name: [] for name in contenders}
-    cpus = {name: [] for name in contenders}
+    names = list(contenders)
+    times, cpus = {n: [] for n in names}, {n: [] for n in names}
+    seconds, second_cpus = {n: [] for n in names}, {n: [] for n in names}
     last = {}
     for _ in range(repeats):
         for name, fn in contenders.items():
-            c0 = time.process_time()
-            t, last[name] = timed(fn)
-            cpus[name].append(time.process_time() - c0)
-            times[name].append(t)
+            for wall, cpu_s in ((times, cpus), (seconds, second_cpus))[:2 if twice else 1]:
+                c0 = time.process_time()
+                t, last[name] = timed(fn)
+                cpu_s[name].append(time.process_time() - c0)
+                wall[name].append(t)
     return {name: {"times": summary(times[name]), "last": last[name],
-                   **({"cpu": summary(cpus[name])} if cpu else {})} for name in contenders}
+                   **({"cpu": summary(cpus[name])} if cpu else {}),
+                   **({"second": summary(seconds[name])} if twice else {}),
+                   **({"second_cpu": summary(second_cpus[name])} if twice and cpu else {})} for name in names}
 
 
 def median(results, *path, default=None):

@@ -120,7 +120,9 @@ def task_warm(repeats: int = 15) -> dict:
     BT with ties as halves — with its default (sandwich) intervals and as point estimates only
     (``intervals="none"``), in the same rounds as choix ILSR, evalica, arena-rank with sandwich
     CIs and plain NumPy —, Davidson k_tie=0 (plain NumPy) and k_tie=1 (leaderbot, fewer
-    repeats: seconds per train). Wall and CPU seconds of every contender are recorded."""
+    repeats: seconds per train). Wall and CPU seconds of every contender are recorded; in the BT
+    rounds each turn makes two calls (first / second, :func:`common.interleaved`), and ``after_idle``
+    times BT and choix ILSR each after a pause of :data:`IDLE_PAUSE` seconds."""
     import numpy as np
 
     import bayesrank as br
@@ -145,10 +147,16 @@ def task_warm(repeats: int = 15) -> dict:
         # the draws of a MAP fit are made when first read (the leaderboard's rank columns read them)
         contenders["ours_leaderboard"] = lambda: br.fit(bt, data).leaderboard()
         contenders.update(_bt_peers(data))
-    res = interleaved(contenders, repeats, cpu=True)
+    res = interleaved(contenders, repeats, cpu=True, twice=not BASELINE)
     fit = res["ours"]["last"]
     out["bt"] = {name: r["times"] for name, r in res.items()}
     out["bt_cpu"] = {name: r["cpu"] for name, r in res.items()}
+    if not BASELINE:
+        out["bt_second"] = {name: r["second"] for name, r in res.items()}
+        out["bt_second_cpu"] = {name: r["second_cpu"] for name, r in res.items()}
+        # the machine's share: the same calls, each after a pause of IDLE_PAUSE seconds
+        peers = {"ours": contenders["ours"], "choix_ilsr": contenders["choix_ilsr"]}
+        out["after_idle"] = {name: summary(_after_pause(fn) for _ in range(repeats)) for name, fn in peers.items()}
     out["bt_nll"] = fit.nll
     out["bt_intervals"] = bool(np.all(np.isfinite(fit.leaderboard()["lower"])))
     if not BASELINE:
@@ -185,6 +193,16 @@ def task_warm(repeats: int = 15) -> dict:
         out["k1"]["leaderbot_first"] = times[0]
         out["k1_nll_leaderbot"] = losses[-1]
     return out
+
+
+#: Seconds of sleep before each call of the ``after_idle`` measurement of :func:`task_warm`.
+IDLE_PAUSE = 0.3
+
+
+def _after_pause(fn) -> float:
+    """Wall seconds of ``fn()`` called after sleeping :data:`IDLE_PAUSE` seconds."""
+    time.sleep(IDLE_PAUSE)
+    return timed(fn)[0]
 
 
 def _bt_peers(data):
@@ -544,6 +562,9 @@ def report(results: dict) -> list[str]:
     if cur:
         ms = lambda x: fmt(x * 1000 if x is not None else None, "{:.1f} ms")  # noqa: E731
         lines += ["### Warm MAP on arena-2024 (one BLAS thread; median of interleaved repeats)", "",
+                  "Interleaved rounds call each contender in turn; for BT each turn makes two calls back to back, "
+                  "and the table gives both, first / second (`interleaved(twice=True)` in `bench/common.py` says why).",
+                  "",
                   "| model | ours alone: now | before (baseline) | ours, interleaved with the peer | peer | peer time | ratio ours / peer |",
                   "|---|---|---|---|---|---|---|"]
         for key, who, label, peers in (("bt", "ours", "Bradley–Terry, ties as halves, with intervals",
@@ -554,19 +575,29 @@ def report(results: dict) -> list[str]:
                                         "(reads the draws: rank intervals)", ("arena_rank_bt",)),
                                        ("k0", "ours", "Davidson k_tie=0, with intervals", ("plain_numpy",)),
                                        ("k1", "ours", "Davidson k_tie=1, with intervals", ("leaderbot",))):
-            ours = median(cur, key, who, "median")
             alone_key = {"ours": key, "ours_points": f"{key}_points"}.get(who)
             alone, before = median(cur, "alone", alone_key, "median"), median(base, "alone", alone_key, "median")
+            turns = [key] + ([f"{key}_second"] if median(cur, f"{key}_second", who, "median") is not None else [])
             for i, peer in enumerate(peers):
-                pt = median(cur, key, peer, "median")
+                ours = [median(cur, k, who, "median") for k in turns]
+                pt = [median(cur, k, peer, "median") for k in turns]
                 lines.append(f"| {label if i == 0 else ''} | {ms(alone) if i == 0 else ''} | "
-                             f"{ms(before) if i == 0 else ''} | {ms(ours)} | {peer} | {ms(pt)} | "
-                             f"{fmt(ours / pt if ours and pt else None, '{:.2f}×')} |")
+                             f"{ms(before) if i == 0 else ''} | {' / '.join(ms(x) for x in ours)} | {peer} | "
+                             f"{' / '.join(ms(x) for x in pt)} | "
+                             + " / ".join(fmt(o / p if o and p else None, '{:.2f}×') for o, p in zip(ours, pt)) + " |")
         cpu = [(name, median(cur, "bt_cpu", name, "median")) for name in ("ours", "ours_points", "ours_leaderboard",
                                                                        "choix_ilsr", "evalica_bt")]
         if all(t is not None for _, t in cpu):
             lines += ["", "CPU seconds of the same interleaved BT rounds (median): "
                       + ", ".join(f"{name} {ms(t)}" for name, t in cpu) + "."]
+        second = [(name, median(cur, "bt_second_cpu", name, "median")) for name, _ in cpu]
+        if all(t is not None for _, t in second):
+            lines[-1] += " Second calls: " + ", ".join(f"{name} {ms(t)}" for name, t in second) + "."
+        idle = [(name, median(cur, "after_idle", name, "median")) for name in ("ours", "choix_ilsr")]
+        if all(t is not None for _, t in idle):
+            lines += ["", f"The machine's share: each call after a pause of {IDLE_PAUSE} s (`after_idle`), BT with "
+                      f"intervals {ms(idle[0][1])} against {ms(median(cur, 'alone', 'bt', 'median'))} back to back "
+                      f"(alone); choix ILSR {ms(idle[1][1])}."]
         r = cur[-1]
         lines += ["", f"NLL: BT {r['bt_nll']:.9f}, Davidson k0 {r['k0_nll']:.12f} (plain {r.get('k0_nll_plain', float('nan')):.12f}), "
                   f"k1 {r['k1_nll']:.9f} (leaderbot {r.get('k1_nll_leaderbot', float('nan')):.9f}). Max |score difference| "
