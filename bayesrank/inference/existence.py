@@ -31,7 +31,7 @@ from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.compiled import Bound, compiled
 from bayesrank.inference.information import (CellDerivatives, cell_matrix, extreme_eigenvalues, information,
                                              separate_blocks)
-from bayesrank.inference.optimize import maximise
+from bayesrank.inference.optimize import SINGULAR, maximise
 from bayesrank.model.judge_aware import judge_existence
 from bayesrank.model.links import RECESSION
 
@@ -43,11 +43,6 @@ DESCRIBE = 1e-6
 #: The score variables (plain, or the Thurstonian raw means): with the Bradley–Terry link alone,
 #: their recession directions are exactly Ford's condition, checked on the graph.
 SCORES = {"score", "score_raw"}
-#: The cells that lock every direction identify the parameters when the smallest eigenvalue of
-#: Σ_locked J_cᵀJ_c in θ is above this fraction of its largest (:func:`locked_cells_identify`):
-#: the criterion by which a fit's information counts as non-singular
-#: (:data:`bayesrank.inference.map.SINGULAR`).
-LOCKED_RANK_TOL = 1e-12
 #: Names listed per group in a description.
 _LISTED = 5
 
@@ -265,7 +260,8 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
 
     The test: Σ_locked J_cᵀJ_c pulled back to θ (the free coordinates only the linear
     variables read), scaled to a unit diagonal, is positive definite: its smallest eigenvalue
-    above :data:`LOCKED_RANK_TOL` of its largest. The scaling decides the same rank and keeps
+    above :data:`~bayesrank.inference.optimize.SINGULAR` of its largest (the criterion by which a
+    fit's information counts as non-singular). The scaling decides the same rank and keeps
     the scores' curvature from swamping the tie coordinates': for Davidson k_tie = 20 on the
     arena the unscaled ratio is 9e-13 (the linear programme then ran for minutes), the scaled
     one 5e-9. On the arena data nearly every compared pair has
@@ -305,7 +301,7 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
         parts.append(_extremes(cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]))
     if any(part is None for part in parts):
         return False
-    return bool(min(smallest for smallest, _ in parts) > LOCKED_RANK_TOL * max(largest for _, largest in parts))
+    return bool(min(smallest for smallest, _ in parts) > SINGULAR * max(largest for _, largest in parts))
 
 
 def _extremes(gram: np.ndarray) -> tuple[float, float] | None:

@@ -47,7 +47,7 @@ from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                               information, information_operator, inverse_factor)
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
-from bayesrank.inference.optimize import gauge_complement, maximise
+from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import INTERVALS, Framework
 
@@ -55,9 +55,6 @@ from bayesrank.model.framework import INTERVALS, Framework
 GRADIENT_TOL = 1e-6
 #: Default iteration cap of L-BFGS-B over all its phases (``fit_map(maxiter=)``).
 MAXITER = 20000
-#: The information counts as singular when its smallest eigenvalue is below this fraction of its
-#: largest (a condition number beyond 1e12 leaves no digits in a Wald interval).
-SINGULAR = 1e-12
 #: Beyond this many free coordinates a Wald fit on the observed information keeps its covariance as
 #: a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂) — and
 #: never forms Cov(θ̂): standard errors are row norms of B F (:func:`asymptotics.linear_variances`),

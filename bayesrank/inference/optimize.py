@@ -140,9 +140,11 @@ PLATEAU_ESCAPES = 3
 #: per comparison with the smallest eigenvalue −8.2e-10 per comparison; two escapes, then
 #: converged at a strict maximum.
 SADDLE_ESCAPES = 3
-#: The information's smallest eigenvalue counts as negative below −SADDLE × its largest (as the
-#: MAP fit's ``SINGULAR``: beyond a condition number of 1e12 the sign is rounding).
-SADDLE = 1e-12
+#: The information counts as singular when its smallest eigenvalue is below this fraction of its
+#: largest: beyond a condition number of 1e12 a Wald interval keeps no digits and the smallest
+#: eigenvalue's sign is rounding (so a saddle point needs one below −SINGULAR × the largest; the MAP
+#: fit's identification uses the same line).
+SINGULAR = 1e-12
 #: Step lengths along that eigenvector (unit length in θ), both signs tried: the best that gains
 #: starts the next run. (Model 16's escapes gained most at 1.0.)
 ESCAPE_STEPS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0)
@@ -264,7 +266,7 @@ def _best_gain(logp_dlogp, candidates: list[np.ndarray], lp: float) -> np.ndarra
 def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> list[np.ndarray]:
     """Points θ ± t v along the eigenvector v of the information's most negative eigenvalue, for
     the steps t of :data:`ESCAPE_STEPS`, when the run stopped short of Newton's tolerance
-    (``grad``: the gradient at θ) at a point whose information has one below −:data:`SADDLE` ×
+    (``grad``: the gradient at θ) at a point whose information has one below −:data:`SINGULAR` ×
     its largest (a saddle point or the side of a ridge, where L-BFGS-B's gradient vanishes and
     Newton's method cannot step); else none. Up to :data:`DENSE_PRECONDITIONER_MAX` coordinates
     (a dense eigendecomposition)."""
@@ -279,7 +281,7 @@ def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> l
     except np.linalg.LinAlgError:
         pass
     w, V = eigh(information)
-    if w[0] >= -SADDLE * max(w[-1], 0.0):
+    if w[0] >= -SINGULAR * max(w[-1], 0.0):
         return []
     return [theta + sign * t * V[:, 0] for t in ESCAPE_STEPS for sign in (1.0, -1.0)]
 

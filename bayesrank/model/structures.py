@@ -201,7 +201,7 @@ def n_tie_coordinates(m: int, k: int) -> int:
 _BASES: dict = {}
 #: Directions of the tie coordinates whose curvature (eigenvalue of MᵀWM) is below this fraction
 #: of the largest are flat: below what float64 resolves in the fit's information (singular
-#: along them, :data:`bayesrank.inference.map.SINGULAR`).
+#: along them, :data:`bayesrank.inference.optimize.SINGULAR`).
 RANK_TOL = 1e-8
 
 
