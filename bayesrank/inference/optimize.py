@@ -157,7 +157,8 @@ ESCAPE_STEPS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0)
 #: :data:`SHIFTED_CHORD_GAIN`) and one Newton step then reached the NLL that 3,278 diagonal L-BFGS-B
 #: iterations had reached, to all 16 digits: its second fit 19.9 s CPU instead of 53.0 s. Model 30
 #: (Davidson k_tie = 20, k_cov = 3; smallest eigenvalue −1.2, nine negative) reaches the concave
-#: region after 31 of them but still needs L-BFGS-B after it (first fit 147 s CPU, 146.7 s without them).
+#: region after 31 of them but still needs L-BFGS-B after :data:`NEWTON_TRIAL` Newton steps (first fit
+#: 130.7 s CPU, 146.7 s without them); model 18 now converges (100.4 s; it stopped unconverged).
 SHIFTS = (0.0, *(10.0**k for k in range(-6, 7)))
 #: Shifted steps at most before the diagonal L-BFGS-B restart takes over.
 SHIFTED_STEPS = 80
@@ -415,9 +416,9 @@ def maximise_in_chart(
         # indefinite, and too large to whiten: shifted Newton steps up to the concave region
         theta, shifted, reached = _shifted_newton(logp_dlogp, hessian, theta, n, information)
         newton += shifted
-        if reached:
+        if reached:  # (a few Newton steps, as after a whitened phase: where they crawl, L-BFGS-B goes on)
             theta, more_newton, done, information = _newton(logp_dlogp, hessian, theta, n, gauge,
-                                                            product=information_product)
+                                                            product=information_product, max_iter=NEWTON_TRIAL)
             newton += more_newton
     if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
