@@ -384,8 +384,11 @@ def maximise_in_chart(
         # (floored), refreshed at the start of every phase, each followed by a few Newton steps
         theta, more = lbfgs(theta, min(WHITENED_PHASE, maxiter - iterations), whitening=_whitening(information, n))
         iterations += more
+        # (Cholesky first: where the information was indefinite at the phase's start it mostly still
+        # is, and conjugate gradients on it run their ITERATIVE_MAX products before failing)
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product, max_iter=NEWTON_TRIAL)
+                                                        product=information_product, max_iter=NEWTON_TRIAL,
+                                                        iterative=False)
         newton += more_newton
         if not done and more < WHITENED_PHASE:  # L-BFGS-B stopped short (a line search failed): the restarts below
             break
@@ -565,10 +568,13 @@ def _line_search(logp_dlogp, theta, lp, grad, step, alphas):
     return None
 
 
-def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False):
+def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False,
+            iterative: bool = True):
     """Newton's method with backtracking (then Levenberg–Marquardt damping, :data:`DAMPING`)
     while the log-likelihood is locally concave; ``quasi``: it is concave, and the chord steps
-    are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`).
+    are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`); ``iterative`` False: every step
+    is solved by Cholesky on the dense information, without conjugate gradients (where the
+    information is likely indefinite: they would run :data:`ITERATIVE_MAX` products, then fail).
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
@@ -579,7 +585,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     # conjugate gradients until they fail once: an information they cannot solve within
     # ITERATIVE_MAX iterations at one step (the k_tie = 20 tie factors', condition ~1e8) they do
     # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
-    operator, iterative = product is not None and gauge is None and theta.size >= ITERATIVE_FROM, True
+    operator = product is not None and gauge is None and theta.size >= ITERATIVE_FROM
     chord = None  # the last dense step's factored information, tried again at the next points
     # chord steps allowed (until they once leave the positive definite region) where the information
     # and its factor cost many gradients (CHORD_FROM)
