@@ -10,7 +10,8 @@
    :data:`NEWTON_START` per comparison or :data:`FIRST_PHASE` iterations.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence (steps solved by
-   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates; from
+   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates unless the
+   log-likelihood is non-concave with at most :data:`DENSE_PRECONDITIONER_MAX` of them; from
    :data:`CHORD_FROM` coordinates on, after a Cholesky step, chord steps with the same factor
    while they gain, :data:`CHORD_STEPS`; on a concave log-likelihood corrected by BFGS updates,
    :data:`QUASI_NEWTON_MEMORY`). When no step length of Newton's own step gains,
@@ -374,9 +375,14 @@ def maximise_in_chart(
         return to_theta(result.x), int(result.nit)
 
     settle = canonical if canonical is not None else (lambda th: th)
+    # a non-concave likelihood within reach of the dense preconditioner: Newton's steps by Cholesky
+    # (where its information is indefinite, conjugate gradients run ITERATIVE_MAX products before
+    # failing, and the whitened phases need the dense information anyway; paper model 29 on
+    # arena-2024: a futile Newton trial 1.3 s with them, 0.4 s without)
+    iterative = concave or x0.size > DENSE_PRECONDITIONER_MAX
     theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
     theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                    product=information_product, iterative=iterative)
     newton += more_newton
     while (not done and information is not None and gauge is None and theta.size <= DENSE_PRECONDITIONER_MAX
            and iterations < maxiter):
@@ -384,11 +390,9 @@ def maximise_in_chart(
         # (floored), refreshed at the start of every phase, each followed by a few Newton steps
         theta, more = lbfgs(theta, min(WHITENED_PHASE, maxiter - iterations), whitening=_whitening(information, n))
         iterations += more
-        # (Cholesky first: where the information was indefinite at the phase's start it mostly still
-        # is, and conjugate gradients on it run their ITERATIVE_MAX products before failing)
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                         product=information_product, max_iter=NEWTON_TRIAL,
-                                                        iterative=False)
+                                                        iterative=iterative)
         newton += more_newton
         if not done and more < WHITENED_PHASE:  # L-BFGS-B stopped short (a line search failed): the restarts below
             break
@@ -398,7 +402,7 @@ def maximise_in_chart(
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                        product=information_product, iterative=iterative)
         newton += more_newton
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
@@ -415,7 +419,7 @@ def maximise_in_chart(
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                        product=information_product, iterative=iterative)
         newton += more_newton
     # the canonical representative of the estimate (a Newton phase may end just across a sign)
     theta = settle(theta)
