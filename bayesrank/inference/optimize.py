@@ -341,13 +341,13 @@ def maximise_in_chart(
 
     def lbfgs(theta, budget, stop_below=None, whitening=None):
         """L-BFGS-B in coordinates y with θ = y / scale (the diagonal preconditioner) or, given
-        ``whitening = (T, T⁻¹)``, θ = T y; stops early once the largest gradient entry per
-        comparison is below ``stop_below``."""
+        the ``whitening`` T, θ = θ₀ + T y from y = 0 (no inverse of T needed); stops early once
+        the largest gradient entry per comparison is below ``stop_below``."""
         if whitening is None:
             to_theta, y0, pull_back = (lambda y: y / scale), theta * scale, (lambda g: g / scale)
         else:
-            T, T_inv = whitening
-            to_theta, y0, pull_back = (lambda y: T @ y), T_inv @ theta, (lambda g: T.T @ g)
+            T, start = whitening, theta
+            to_theta, y0, pull_back = (lambda y: start + T @ y), np.zeros(theta.size), (lambda g: T.T @ g)
         last = {}
 
         def objective(y):
@@ -426,13 +426,19 @@ def maximise_in_chart(
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
 
-def _whitening(information: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(T, T⁻¹)`` with Tᵀ |I / n| T = 1: the exact information's |eigenvalues| floored at 1e-5 of
-    the largest — the flat directions are stretched and the negative ones flipped, so L-BFGS-B
-    sees a round problem."""
-    w, V = np.linalg.eigh(information / n)
-    w = np.maximum(np.abs(w), 1e-5 * np.max(np.abs(w)))
-    return V / np.sqrt(w), (V * np.sqrt(w)).T
+def _whitening(information: np.ndarray, n: float) -> np.ndarray:
+    """T with Tᵀ |I / n| T ≈ 1: the exact information's |eigenvalues| floored at 1e-5 of the
+    largest — the flat directions are stretched and the negative ones flipped, so L-BFGS-B sees a
+    round problem.
+
+    The eigendecomposition is LAPACK's divide and conquer in single precision (0.53-0.56 s for
+    1,882 coordinates against 1.2-1.3 s in double): any full-rank T is a valid change of
+    coordinates, and its eigenvalues' errors (~1e-7 of the largest) are far below the floor.
+    """
+    w, V = eigh((information / n).astype(np.float32), driver="evd", overwrite_a=True, check_finite=False)
+    w = np.abs(w.astype(float))
+    w = np.maximum(w, 1e-5 * np.max(w))
+    return V.astype(float) / np.sqrt(w)
 
 
 def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
