@@ -432,10 +432,15 @@ def _whitening(information: np.ndarray, n: float) -> np.ndarray:
     round problem.
 
     The eigendecomposition is LAPACK's divide and conquer in single precision (0.53-0.56 s for
-    1,882 coordinates against 1.2-1.3 s in double): any full-rank T is a valid change of
-    coordinates, and its eigenvalues' errors (~1e-7 of the largest) are far below the floor.
+    1,882 coordinates against 1.2-1.3 s for NumPy's in double): any full-rank T is a valid change
+    of coordinates, and its eigenvalues' errors (4e-8 of the largest on paper model 29's
+    information) are far below the floor. In double precision where single overflows.
     """
-    w, V = eigh((information / n).astype(np.float32), driver="evd", overwrite_a=True, check_finite=False)
+    scaled = information / n
+    with np.errstate(over="ignore"):
+        single = scaled.astype(np.float32)
+    w, V = eigh(single if np.all(np.isfinite(single)) else scaled, driver="evd", overwrite_a=True,
+                check_finite=False)
     w = np.abs(w.astype(float))
     w = np.maximum(w, 1e-5 * np.max(w))
     return V.astype(float) / np.sqrt(w)
