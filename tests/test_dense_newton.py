@@ -44,15 +44,19 @@ def test_non_concave_newton_by_cholesky(monkeypatch, dense_max, operator_used):
     assert bool(calls) == operator_used
 
 
-@pytest.mark.parametrize("scale", [1.0, 1e40])  # (1e40: beyond single precision)
-def test_whitening_rounds_the_information(scale):
+@pytest.mark.parametrize("scale, single_from", [(1.0, 10), (1e40, 10), (1.0, 1000)])  # (1e40: beyond single)
+def test_whitening_rounds_the_information(monkeypatch, scale, single_from):
     """Tᵀ (I / n) T has eigenvalues ±1 where |I / n|'s are above the floor (1e-5 of the largest)."""
+    monkeypatch.setattr(opt, "SINGLE_PRECISION_FROM", single_from)
     rng = np.random.default_rng(2)
     Q, _ = np.linalg.qr(rng.standard_normal((50, 50)))
     w = np.concatenate([-np.geomspace(1e-4, 1e-1, 10), np.geomspace(1e-3, 1.0, 40)]) * scale
     information = (Q * w) @ Q.T * 7.0
-    T = opt._whitening(information, 7.0)
+    T, T_inv = opt._whitening(information, 7.0)
     assert T.dtype == np.float64
+    assert (T_inv is None) == (scale == 1.0 and single_from == 10)  # (single precision: no exact inverse)
+    if T_inv is not None:
+        np.testing.assert_allclose(T_inv @ T, np.eye(50), atol=1e-10)
     rounded = np.linalg.eigvalsh(T.T @ (information / 7.0) @ T)
     np.testing.assert_allclose(np.abs(rounded), 1.0, rtol=1e-3)
     assert np.sum(rounded < 0) == 10

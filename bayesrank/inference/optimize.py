@@ -123,6 +123,11 @@ CHORD_PATIENCE = 10
 #: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
 #: the diagonal scaling alone stopped unconverged after 6394 + 11.
 DENSE_PRECONDITIONER_MAX = 2000
+#: From this many free coordinates on, the whitening's eigendecomposition is in single precision
+#: (:func:`_whitening`): paper model 29 (1,882 coordinates) 0.53-0.56 s against 1.2-1.3 s in double,
+#: where a whitened L-BFGS-B iteration costs 5 ms on the compiled tier; below, double precision
+#: costs little and the paths stay as they were (an unconverged fit's stopping point depends on them).
+SINGLE_PRECISION_FROM = ITERATIVE_FROM
 #: Iterations of each L-BFGS-B phase whitened by the exact Hessian at its start, where the
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
@@ -341,13 +346,16 @@ def maximise_in_chart(
 
     def lbfgs(theta, budget, stop_below=None, whitening=None):
         """L-BFGS-B in coordinates y with θ = y / scale (the diagonal preconditioner) or, given
-        the ``whitening`` T, θ = θ₀ + T y from y = 0 (no inverse of T needed); stops early once
-        the largest gradient entry per comparison is below ``stop_below``."""
+        ``whitening = (T, T⁻¹)``, θ = T y — θ = θ₀ + T y from y = 0 where T⁻¹ is None; stops
+        early once the largest gradient entry per comparison is below ``stop_below``."""
         if whitening is None:
             to_theta, y0, pull_back = (lambda y: y / scale), theta * scale, (lambda g: g / scale)
-        else:
-            T, start = whitening, theta
+        elif whitening[1] is None:
+            T, start = whitening[0], theta
             to_theta, y0, pull_back = (lambda y: start + T @ y), np.zeros(theta.size), (lambda g: T.T @ g)
+        else:
+            T, T_inv = whitening
+            to_theta, y0, pull_back = (lambda y: T @ y), T_inv @ theta, (lambda g: T.T @ g)
         last = {}
 
         def objective(y):
@@ -426,24 +434,29 @@ def maximise_in_chart(
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
 
-def _whitening(information: np.ndarray, n: float) -> np.ndarray:
-    """T with Tᵀ |I / n| T ≈ 1: the exact information's |eigenvalues| floored at 1e-5 of the
-    largest — the flat directions are stretched and the negative ones flipped, so L-BFGS-B sees a
-    round problem.
+def _whitening(information: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(T, T⁻¹)`` with Tᵀ |I / n| T = 1: the exact information's |eigenvalues| floored at 1e-5 of
+    the largest — the flat directions are stretched and the negative ones flipped, so L-BFGS-B
+    sees a round problem.
 
-    The eigendecomposition is LAPACK's divide and conquer in single precision (0.53-0.56 s for
-    1,882 coordinates against 1.2-1.3 s for NumPy's in double): any full-rank T is a valid change
-    of coordinates, and its eigenvalues' errors (4e-8 of the largest on paper model 29's
-    information) are far below the floor. In double precision where single overflows.
+    From :data:`SINGLE_PRECISION_FROM` coordinates on, the eigendecomposition is LAPACK's divide
+    and conquer in single precision (where it does not overflow), and T⁻¹ is None (its
+    eigenvectors are orthogonal only to ~1e-7): any full-rank T is a valid change of coordinates,
+    and its eigenvalues' errors (4e-8 of the largest on paper model 29's information) are far
+    below the floor.
     """
     scaled = information / n
     with np.errstate(over="ignore"):
-        single = scaled.astype(np.float32)
-    w, V = eigh(single if np.all(np.isfinite(single)) else scaled, driver="evd", overwrite_a=True,
-                check_finite=False)
-    w = np.abs(w.astype(float))
-    w = np.maximum(w, 1e-5 * np.max(w))
-    return V.astype(float) / np.sqrt(w)
+        single = scaled.astype(np.float32) if scaled.shape[0] >= SINGLE_PRECISION_FROM else None
+    if single is not None and np.all(np.isfinite(single)):
+        w, V = eigh(single, driver="evd", overwrite_a=True, check_finite=False)
+        w, V = w.astype(float), V.astype(float)
+        exact = False
+    else:
+        w, V = np.linalg.eigh(scaled)
+        exact = True
+    w = np.maximum(np.abs(w), 1e-5 * np.max(np.abs(w)))
+    return V / np.sqrt(w), (V * np.sqrt(w)).T if exact else None
 
 
 def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
