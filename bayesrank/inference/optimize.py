@@ -10,7 +10,8 @@
    :data:`NEWTON_START` per comparison or :data:`FIRST_PHASE` iterations.
 2. Newton's method with the exact Hessian and a backtracking line search while the Hessian
    is negative definite, to :data:`FINAL_TOL` — quadratic convergence (steps solved by
-   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates; from
+   Cholesky, or by conjugate gradients beyond :data:`ITERATIVE_FROM` coordinates unless the
+   log-likelihood is non-concave with at most :data:`DENSE_PRECONDITIONER_MAX` of them; from
    :data:`CHORD_FROM` coordinates on, after a Cholesky step, chord steps with the same factor
    while they gain, :data:`CHORD_STEPS`; on a concave log-likelihood corrected by BFGS updates,
    :data:`QUASI_NEWTON_MEMORY`). When no step length of Newton's own step gains,
@@ -124,6 +125,11 @@ CHORD_PATIENCE = 10
 #: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
 #: the diagonal scaling alone stopped unconverged after 6394 + 11.
 DENSE_PRECONDITIONER_MAX = 2000
+#: From this many free coordinates on, the whitening's eigendecomposition is in single precision
+#: (:func:`_whitening`): paper model 29 (1,882 coordinates) 0.53-0.56 s against 1.2-1.3 s in double,
+#: where a whitened L-BFGS-B iteration costs 5 ms on the compiled tier; below, double precision
+#: costs little and the paths stay as they were (an unconverged fit's stopping point depends on them).
+SINGLE_PRECISION_FROM = ITERATIVE_FROM
 #: Iterations of each L-BFGS-B phase whitened by the exact Hessian at its start, where the
 #: Hessian is indefinite after the first phase: the preconditioner follows the curvature of the
 #: non-concave Thurstonian likelihoods (paper model 6: 979 iterations in all instead of 3,609).
@@ -361,10 +367,13 @@ def maximise_in_chart(
 
     def lbfgs(theta, budget, stop_below=None, whitening=None):
         """L-BFGS-B in coordinates y with θ = y / scale (the diagonal preconditioner) or, given
-        ``whitening = (T, T⁻¹)``, θ = T y; stops early once the largest gradient entry per
-        comparison is below ``stop_below``."""
+        ``whitening = (T, T⁻¹)``, θ = T y — θ = θ₀ + T y from y = 0 where T⁻¹ is None; stops
+        early once the largest gradient entry per comparison is below ``stop_below``."""
         if whitening is None:
             to_theta, y0, pull_back = (lambda y: y / scale), theta * scale, (lambda g: g / scale)
+        elif whitening[1] is None:
+            T, start = whitening[0], theta
+            to_theta, y0, pull_back = (lambda y: start + T @ y), np.zeros(theta.size), (lambda g: T.T @ g)
         else:
             T, T_inv = whitening
             to_theta, y0, pull_back = (lambda y: T @ y), T_inv @ theta, (lambda g: T.T @ g)
@@ -395,9 +404,14 @@ def maximise_in_chart(
         return to_theta(result.x), int(result.nit)
 
     settle = canonical if canonical is not None else (lambda th: th)
+    # a non-concave likelihood within reach of the dense preconditioner: Newton's steps by Cholesky
+    # (where its information is indefinite, conjugate gradients run ITERATIVE_MAX products before
+    # failing, and the whitened phases need the dense information anyway; paper model 29 on
+    # arena-2024: a futile Newton trial 1.3 s with them, 0.4 s without)
+    iterative = concave or x0.size > DENSE_PRECONDITIONER_MAX
     theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
     theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                    product=information_product, iterative=iterative)
     newton += more_newton
     while (not done and information is not None and gauge is None and theta.size <= DENSE_PRECONDITIONER_MAX
            and iterations < maxiter):
@@ -406,7 +420,8 @@ def maximise_in_chart(
         theta, more = lbfgs(theta, min(WHITENED_PHASE, maxiter - iterations), whitening=_whitening(information, n))
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product, max_iter=NEWTON_TRIAL)
+                                                        product=information_product, max_iter=NEWTON_TRIAL,
+                                                        iterative=iterative)
         newton += more_newton
         if not done and more < WHITENED_PHASE:  # L-BFGS-B stopped short (a line search failed): the restarts below
             break
@@ -418,13 +433,14 @@ def maximise_in_chart(
         newton += shifted
         if reached:  # (a few Newton steps, as after a whitened phase: where they crawl, L-BFGS-B goes on)
             theta, more_newton, done, information = _newton(logp_dlogp, hessian, theta, n, gauge,
-                                                            product=information_product, max_iter=NEWTON_TRIAL)
+                                                            product=information_product, max_iter=NEWTON_TRIAL,
+                                                            iterative=iterative)
             newton += more_newton
     if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                        product=information_product, iterative=iterative)
         newton += more_newton
     restarts = []
     if theta.size <= DENSE_PRECONDITIONER_MAX:
@@ -441,20 +457,36 @@ def maximise_in_chart(
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product)
+                                                        product=information_product, iterative=iterative)
         newton += more_newton
     # the canonical representative of the estimate (a Newton phase may end just across a sign)
     theta = settle(theta)
     return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
 
 
-def _whitening(information: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
+def _whitening(information: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray | None]:
     """``(T, T⁻¹)`` with Tᵀ |I / n| T = 1: the exact information's |eigenvalues| floored at 1e-5 of
     the largest — the flat directions are stretched and the negative ones flipped, so L-BFGS-B
-    sees a round problem."""
-    w, V = np.linalg.eigh(information / n)
+    sees a round problem.
+
+    From :data:`SINGLE_PRECISION_FROM` coordinates on, the eigendecomposition is LAPACK's divide
+    and conquer in single precision (where it does not overflow), and T⁻¹ is None (its
+    eigenvectors are orthogonal only to ~1e-7): any full-rank T is a valid change of coordinates,
+    and its eigenvalues' errors (4e-8 of the largest on paper model 29's information) are far
+    below the floor.
+    """
+    scaled = information / n
+    with np.errstate(over="ignore"):
+        single = scaled.astype(np.float32) if scaled.shape[0] >= SINGLE_PRECISION_FROM else None
+    if single is not None and np.all(np.isfinite(single)):
+        w, V = eigh(single, driver="evd", overwrite_a=True, check_finite=False)
+        w, V = w.astype(float), V.astype(float)
+        exact = False
+    else:
+        w, V = np.linalg.eigh(scaled)
+        exact = True
     w = np.maximum(np.abs(w), 1e-5 * np.max(np.abs(w)))
-    return V / np.sqrt(w), (V * np.sqrt(w)).T
+    return V / np.sqrt(w), (V * np.sqrt(w)).T if exact else None
 
 
 def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
@@ -666,10 +698,13 @@ def _factors(matrix: np.ndarray) -> bool:
     return True
 
 
-def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False):
+def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False,
+            iterative: bool = True):
     """Newton's method with backtracking (then Levenberg–Marquardt damping, :data:`DAMPING`)
     while the log-likelihood is locally concave; ``quasi``: it is concave, and the chord steps
-    are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`).
+    are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`); ``iterative`` False: every step
+    is solved by Cholesky on the dense information, without conjugate gradients (where the
+    information is likely indefinite: they would run :data:`ITERATIVE_MAX` products, then fail).
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
@@ -680,7 +715,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     # conjugate gradients until they fail once: an information they cannot solve within
     # ITERATIVE_MAX iterations at one step (the k_tie = 20 tie factors', condition ~1e8) they do
     # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
-    operator, iterative = product is not None and gauge is None and theta.size >= ITERATIVE_FROM, True
+    operator = product is not None and gauge is None and theta.size >= ITERATIVE_FROM
     chord = None  # the last dense step's factored information, tried again at the next points
     # chord steps allowed (until they once leave the positive definite region) where the information
     # and its factor cost many gradients (CHORD_FROM)
