@@ -119,20 +119,25 @@ def _initial_values(framework, data):
     return {"score_raw": 2**0.5 * empirical_scores(data)}
 
 
-def _canonical(framework, values):
-    """t enters squared and Σt = m pins the scale (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃) only while the
-    signs of t agree; with mixed signs the pin degenerates (t drifts to ±10⁶ along an almost
-    flat valley). Flip the signs of t and rescale to Σt = m: the same likelihood, pinned again."""
-    if framework.k_cov is None:
-        return None
+def _signs_dropped(framework, values):
+    """Raw Thurstonian coordinates (μ̃, t, Λ̃) with the signs of t dropped and the scale set back to
+    Σt = m: the same likelihood (t enters squared, and (aμ̃, at, aΛ̃) leaves every z unchanged)."""
     t = np.asarray(values["cov_t"], dtype=float)
-    if np.all(t >= 0):
-        return None
     scale = t.size / np.abs(t).sum()
     out = {"score_raw": scale * np.asarray(values["score_raw"], dtype=float), "cov_t": scale * np.abs(t)}
     if framework.k_cov:
         out["cov_raw_loading"] = scale * np.asarray(values["cov_raw_loading"], dtype=float)
     return out
+
+
+def _canonical(framework, values):
+    """t enters squared and Σt = m pins the scale (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃) only while the
+    signs of t agree; with mixed signs the pin degenerates (t drifts to ±10⁶ along an almost
+    flat valley). Flip the signs of t and rescale to Σt = m (:func:`_signs_dropped`): the same
+    likelihood, pinned again."""
+    if framework.k_cov is None or np.all(np.asarray(values["cov_t"], dtype=float) >= 0):
+        return None
+    return _signs_dropped(framework, values)
 
 
 #: A loading column is at the edge of the exp chart when its diagonal entry L_jj is below this
@@ -231,16 +236,17 @@ def _runaway(framework, values) -> np.ndarray:
 def _in_chart(framework, values):
     """Raw Thurstonian coordinates (μ̃, t, Λ̃) moved to the chart of
     :func:`~bayesrank.model.structures.thurstonian` by the likelihood's symmetries: μ̃ and Λ̃ centred,
-    the signs of t dropped and the scale set to Σt = m, Λ̃ rotated so that its lower-triangular factor L
-    has a positive diagonal."""
-    t = np.abs(np.asarray(values["cov_t"], dtype=float))
-    scale = t.size / t.sum()
+    the signs of t dropped and the scale set to Σt = m (:func:`_signs_dropped`), Λ̃ rotated so that its
+    lower-triangular factor L has a positive diagonal."""
     raw = np.asarray(values["score_raw"], dtype=float)
-    out = {"score_raw": scale * (raw - raw.mean()), "cov_t": scale * t}
+    centred = {"score_raw": raw - raw.mean(), "cov_t": values["cov_t"]}
     if framework.k_cov:
         lam = np.asarray(values["cov_raw_loading"], dtype=float)
+        centred["cov_raw_loading"] = lam - lam.mean(axis=0)
+    out = _signs_dropped(framework, centred)
+    if framework.k_cov:
         B = zero_sum_basis(lam.shape[0])
-        L = B.T @ (scale * (lam - lam.mean(axis=0)))
+        L = B.T @ out["cov_raw_loading"]
         k = framework.k_cov
         Q, _ = np.linalg.qr(L[:k].T)  # L Q: its top k × k block lower triangular
         L = L @ Q
