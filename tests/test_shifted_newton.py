@@ -34,11 +34,12 @@ def test_newton_alone_cannot_step_where_the_information_is_indefinite():
 
 def test_shifted_steps_reach_the_concave_region_and_newton_finishes():
     logp_dlogp, hessian = wells()
-    theta, steps, reached = optimize._shifted_newton(logp_dlogp, hessian, START, 1.0, -hessian(START))
+    theta, steps, reached, information = optimize._shifted_newton(logp_dlogp, hessian, START, 1.0, -hessian(START))
     assert reached and 0 < steps < optimize.SHIFTED_STEPS
     assert logp_dlogp(theta)[0] > logp_dlogp(START)[0]
     assert np.min(np.linalg.eigvalsh(-hessian(theta))) > 0
-    theta, _, done, _ = optimize._newton(logp_dlogp, hessian, theta, 1.0)
+    np.testing.assert_array_equal(information, -hessian(theta))  # handed to Newton's first step
+    theta, _, done, _ = optimize._newton(logp_dlogp, hessian, theta, 1.0, information=information)
     assert done
     np.testing.assert_allclose(np.abs(theta), 1.0, atol=1e-12)
     assert logp_dlogp(theta)[0] == pytest.approx(0.0, abs=1e-20)
@@ -49,7 +50,7 @@ def test_shifted_steps_say_when_no_shift_gains():
     gradient is exactly zero (θ_i = 0, a saddle point), no step gains: the steps stop there."""
     logp_dlogp, hessian = wells()
     saddle = np.array([0.0, 1.0, -1.0])
-    theta, steps, reached = optimize._shifted_newton(logp_dlogp, hessian, saddle, 1.0, -hessian(saddle))
+    theta, steps, reached, _ = optimize._shifted_newton(logp_dlogp, hessian, saddle, 1.0, -hessian(saddle))
     assert not reached and steps == 0 and np.array_equal(theta, saddle)
 
 

@@ -282,11 +282,8 @@ def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> l
     information = -hessian(theta) / n
     if not np.all(np.isfinite(information)):
         return []
-    try:
-        cho_factor(information)
+    if _factors(information):
         return []  # positive definite: a strict local maximum nearby, which Newton's steps reach
-    except np.linalg.LinAlgError:
-        pass
     w, V = eigh(information)
     if w[0] >= -SINGULAR * max(w[-1], 0.0):
         return []
@@ -429,12 +426,12 @@ def maximise_in_chart(
             information = -hessian(theta)
     if not done and information is not None and gauge is None and theta.size > DENSE_PRECONDITIONER_MAX:
         # indefinite, and too large to whiten: shifted Newton steps up to the concave region
-        theta, shifted, reached = _shifted_newton(logp_dlogp, hessian, theta, n, information)
+        theta, shifted, reached, information = _shifted_newton(logp_dlogp, hessian, theta, n, information)
         newton += shifted
         if reached:  # (a few Newton steps, as after a whitened phase: where they crawl, L-BFGS-B goes on)
             theta, more_newton, done, information = _newton(logp_dlogp, hessian, theta, n, gauge,
                                                             product=information_product, max_iter=NEWTON_TRIAL,
-                                                            iterative=iterative)
+                                                            iterative=iterative, information=information)
             newton += more_newton
     if not done and iterations >= FIRST_PHASE and maxiter > FIRST_PHASE:  # Newton could not take over yet
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
@@ -627,7 +624,7 @@ def _line_search(logp_dlogp, theta, lp, grad, step, alphas):
 
 
 def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, information: np.ndarray,
-                    max_iter: int = SHIFTED_STEPS) -> tuple[np.ndarray, int, bool]:
+                    max_iter: int = SHIFTED_STEPS) -> tuple[np.ndarray, int, bool, np.ndarray | None]:
     """Levenberg–Marquardt steps from a point where the information is not positive definite.
 
     Each step solves the Jacobi-scaled information plus the smallest shift of :data:`SHIFTS`
@@ -652,6 +649,8 @@ def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, informatio
     reached : bool
         The information factored without a shift at the last point: Newton's method can go on
         from there.
+    information : ndarray or None
+        −∇²ℓ at the returned θ (for :func:`_newton`'s first step), None where it is not finite.
     """
     lp, grad = logp_dlogp(theta)
     start = 1  # (the information given is not positive definite)
@@ -659,11 +658,11 @@ def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, informatio
         d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-300))
         scaled, rhs = information / np.outer(d, d), grad / d
         if np.max(np.abs(grad)) / n < FINAL_TOL:  # a maximum, or a saddle point (no step gains there)
-            return theta, step_count, _factors(scaled)
+            return theta, step_count, _factors(scaled), information
         for k in range(start, len(SHIFTS)):
             if k == 0:  # positive definite: Newton's own method from here
                 if _factors(scaled):
-                    return theta, step_count, True
+                    return theta, step_count, True, information
                 continue
             factor = []
             step = _newton_step(scaled + SHIFTS[k] * np.eye(len(d)), rhs, iterative=False, keep=factor)
@@ -682,11 +681,11 @@ def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, informatio
                     theta, lp, grad = chord
                 break
         else:  # no shift gains
-            return theta, step_count, False
+            return theta, step_count, False, information
         information = -hessian(theta)
         if not np.all(np.isfinite(information)):
-            return theta, step_count + 1, False
-    return theta, max_iter, False
+            return theta, step_count + 1, False, None
+    return theta, max_iter, False, information
 
 
 def _factors(matrix: np.ndarray) -> bool:
@@ -699,12 +698,13 @@ def _factors(matrix: np.ndarray) -> bool:
 
 
 def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False,
-            iterative: bool = True):
+            iterative: bool = True, information: np.ndarray | None = None):
     """Newton's method with backtracking (then Levenberg–Marquardt damping, :data:`DAMPING`)
     while the log-likelihood is locally concave; ``quasi``: it is concave, and the chord steps
     are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`); ``iterative`` False: every step
     is solved by Cholesky on the dense information, without conjugate gradients (where the
     information is likely indefinite: they would run :data:`ITERATIVE_MAX` products, then fail).
+    ``information``: −∇²ℓ at the starting θ when the caller has it, used for a dense step there.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
@@ -712,6 +712,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     (the whitened restart reuses it), else None.
     """
     lp, grad = logp_dlogp(theta)
+    start, known = theta, information  # (the information given belongs to this θ only)
     # conjugate gradients until they fail once: an information they cannot solve within
     # ITERATIVE_MAX iterations at one step (the k_tie = 20 tie factors', condition ~1e8) they do
     # not solve at the next either, and each failure costs ITERATIVE_MAX products before Cholesky
@@ -751,7 +752,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
             theta, lp, grad = accepted
             continue
         # no operator step, or it overshoots (near-flat directions): the dense step, damped if need be
-        information = -hessian(theta)
+        information = known if known is not None and theta is start else -hessian(theta)
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
         before_step = np.max(np.abs(grad))
