@@ -134,6 +134,36 @@ def test_coinciding_items_are_said_in_words(around_falcon):
     assert len(said) == 1 and prepared.items[a] in said[0] and "boundary s_ab = 0" in said[0]
 
 
+def test_coinciding_items_do_not_send_the_existence_check_to_the_linear_programme(around_falcon, monkeypatch):
+    """At two coinciding items their cell's Jacobian in the means grows as 1/√s_ab (here 7e8 where the
+    others' are O(1)); the locked cells still pin every linear coordinate once each cell's rows are at
+    unit length (a positive row scaling keeps the rank), so no linear programme runs (paper model 17 on
+    arena-2024: 224 s of CPU there) — and the programme, run anyway, agrees there is no direction."""
+    from bayesrank.inference import existence
+    from bayesrank.inference.information import CellDerivatives
+
+    fw = br.RaoKupper(k_cov=1)
+    prepared = fw.prepare(around_falcon)
+    fit = br.fit(fw, around_falcon)
+    structure = compiled(fw, prepared)
+    bound = structure.bind(prepared)
+    estimate = fit.tree["estimate"]["theta"].values
+    values = {k: np.array(v, dtype=float) for k, v in bound.natural(estimate).items()}
+    a, b = 1, 2
+    values["cov_raw_loading"][b] = values["cov_raw_loading"][a]
+    values["cov_t"][a] = values["cov_t"][b] = 1e-9
+    values["score_raw"][b] = values["score_raw"][a] + 1e-9
+    theta = structure.natural.theta_for(paired._in_chart(fw, values), estimate)
+    assert fw.findings(prepared, bound.natural(theta), {}).diagnostics["coinciding_items"]
+    assert np.abs(CellDerivatives.at(bound, theta).jac["d"]).max() > 1e8
+    how = {}
+    assert existence.recession(bound, theta, how) is None and how["check"] == "locked cells"
+    monkeypatch.setattr(existence, "locked_cells_identify", lambda *args: False)
+    monkeypatch.setattr(existence, "stiemke_certificate", lambda *args: False)
+    how = {}
+    assert existence.recession(bound, theta, how) is None and how["check"] == "linear programme"
+
+
 @pytest.mark.slow
 def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
     """Main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out and solar / dolphin
@@ -147,3 +177,4 @@ def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
     pairs = {frozenset(p[:2]) for p in fit.diagnostics["coinciding_items"]}
     assert frozenset({"solar-10.7b-instruct-v1.0", "dolphin-2.2.1-mistral-7b"}) in pairs
     assert any("coincide in the Thurstonian latent space" in w for w in fit.warnings)
+    assert fit.diagnostics["existence_check"] == "locked cells"  # (not the linear programme's 224 s)
