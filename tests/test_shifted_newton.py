@@ -71,17 +71,25 @@ def test_maximise_uses_the_shifted_steps_beyond_the_whitened_size(monkeypatch):
 
 
 @pytest.mark.slow
-def test_paper_model_14_reaches_its_maximum_by_shifted_steps():
+@pytest.mark.parametrize("dense_max, path", [(None, "whitened"), (2000, "shifted")])
+def test_paper_model_14_reaches_its_maximum(monkeypatch, dense_max, path):
     """Paper model 14 (Rao–Kupper k_tie = 20, k_cov = 0; 2,586 coordinates) on arena-2024 leaves its
-    first phase where the information has two negative eigenvalues. The shifted steps and Newton's
-    method finish from there, at the maximum that 3,278 more diagonal L-BFGS-B iterations reached
-    before them (NLL 1.004672330298088)."""
+    first phase where the information has two negative eigenvalues. A whitened phase (the default) or,
+    with the whitened size lowered below 2,586, the shifted steps, then Newton's method finish, at the
+    maximum that 3,278 more diagonal L-BFGS-B iterations reached before them (NLL 1.004672330298088)."""
     import bayesrank as br
     from bayesrank.papers import leaderbot_model
 
+    if dense_max is not None:
+        monkeypatch.setattr(optimize, "DENSE_PRECONDITIONER_MAX", dense_max)
+    ran = []
+    for name in ("_shifted_newton", "_whitening"):
+        original = getattr(optimize, name)
+        monkeypatch.setattr(optimize, name, lambda *a, _name=name, _f=original, **k: ran.append(_name) or _f(*a, **k))
     fit = br.fit(leaderbot_model(14), br.load("arena-2024"))
     assert fit.converged
-    assert fit.diagnostics["iterations"] < optimize.FIRST_PHASE  # the first phase only
+    assert set(ran) == {"_shifted_newton" if path == "shifted" else "_whitening"}
+    assert fit.diagnostics["iterations"] < optimize.FIRST_PHASE + optimize.WHITENED_PHASE  # no diagonal restart
     assert fit.nll == pytest.approx(1.004672330298088, rel=0, abs=1e-12)
     assert all(np.all(np.isfinite(v.values)) for name, v in fit.tree["estimate"].data_vars.items()
                if name.endswith("_se"))

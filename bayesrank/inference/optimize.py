@@ -27,7 +27,7 @@
    iterations in coordinates whitened by the exact Hessian at the phase's start
    (|eigenvalues| floored at 1e-5 of the largest; up to :data:`DENSE_PRECONDITIONER_MAX`
    coordinates), each followed by :data:`NEWTON_TRIAL` Newton iterations, until Newton's
-   method converges. Beyond that size (the k_tie = 20 models with a Thurstonian covariance),
+   method converges. Beyond that size (no model of the leaderbot paper's Table D.1),
    Levenberg–Marquardt steps shifted just enough to give an ascent direction (:data:`SHIFTS`)
    lead to where the information is positive definite, and Newton's method goes on from there.
 4. Where Newton still stalls, L-BFGS-B resumes to its tight tolerance whitened (once more) and
@@ -123,8 +123,12 @@ CHORD_PATIENCE = 10
 #: exact Hessian where Newton's method cannot take over (an eigendecomposition per phase): the
 #: rank-3 Thurstonian models with k_tie = 10 (1,882 coordinates) need it — paper model 29 on
 #: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
-#: the diagonal scaling alone stopped unconverged after 6394 + 11.
-DENSE_PRECONDITIONER_MAX = 2000
+#: the diagonal scaling alone stopped unconverged after 6394 + 11. The k_tie = 20 models with a
+#: Thurstonian covariance (2,586-2,967 coordinates) gain from it too: a single-precision whitening
+#: costs them about 2 s, the shifted steps beyond this size (:data:`SHIFTS`) an information each —
+#: second fits (cheap tier, two at a time) 14: 11.2 s against 19.5 s, 18: 53.8 against 86.9 s, 30: 46.6
+#: against 114.1 s CPU, the same NLLs.
+DENSE_PRECONDITIONER_MAX = 3000
 #: From this many free coordinates on, the whitening's eigendecomposition is in single precision
 #: (:func:`_whitening`): paper model 29 (1,882 coordinates) 0.53-0.56 s against 1.2-1.3 s in double,
 #: where a whitened L-BFGS-B iteration costs 5 ms on the compiled tier; below, double precision
@@ -157,7 +161,8 @@ ESCAPE_STEPS = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0)
 #: Levenberg–Marquardt shifts of the unit-diagonal information tried, smallest first, where it is
 #: not positive definite beyond :data:`DENSE_PRECONDITIONER_MAX` coordinates (no whitened phase
 #: there; :func:`_shifted_newton`): each shift that factors gives an ascent direction, and the
-#: search starts again one shift below the last that gained. Paper model 14 (Rao–Kupper k_tie = 20,
+#: search starts again one shift below the last that gained. Measured where these models took this path
+#: (the whitened phases then stopped at 2,000 coordinates): paper model 14 (Rao–Kupper k_tie = 20,
 #: k_cov = 0, 2,586 coordinates) left its first phase with two negative eigenvalues (−6.0e-5 and
 #: −1.9e-5 of the unit-diagonal information); 12 shifted steps (with steps on their factors between,
 #: :data:`SHIFTED_CHORD_GAIN`) and one Newton step then reached the NLL that 3,278 diagonal L-BFGS-B
