@@ -249,6 +249,10 @@ def _stalled_text(full):
         if r["grad_norm"] >= 1e-6:
             parts.append(f" {what} stops at a largest gradient entry of {r['grad_norm']:.0e} per comparison, above "
                          "the 1e-6 tolerance: the optimiser did not reach a maximum, so no Wald intervals are reported.")
+            said = next((w for w in r.get("warnings", []) if "coincide in the Thurstonian latent space" in w), None)
+            if said:  # the fit's own reason, in its words
+                parts.append(f" The fit says why: {said.split(':')[0]} (pair dispersion run to 0), so the "
+                             "likelihood's supremum lies on a degenerate covariance the model never attains.")
         elif r["min_information_eigenvalue"] is None:
             parts.append(f" {what} stops at a gradient of {r['grad_norm']:.0e} per comparison where the observed "
                          "information is not positive definite (its Cholesky factorisation failed, so no eigenvalue "
