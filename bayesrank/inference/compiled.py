@@ -311,6 +311,17 @@ class Structure:
                 and not self.natural.exp_columns.any())
 
     @cached_property
+    def whitened_columns(self) -> np.ndarray:
+        """The coordinates of θ whitened by construction (flat priors only:
+        :meth:`~bayesrank.model.framework.Framework.whitened_by_construction`), as a mask."""
+        mask = np.zeros(self.x0.size, dtype=bool)
+        if self.prior == "flat":
+            for name in self.framework.whitened_by_construction():
+                if name in self.slices:  # (a framework may keep its own coordinates instead)
+                    mask[self.slices[name][0]] = True
+        return mask
+
+    @cached_property
     def constants(self) -> dict[str, np.ndarray]:
         """Values of the fixed model data the predictors read (a basis)."""
         return {loc.var: np.asarray(self.model[loc.var].get_value(), dtype=float)

@@ -214,7 +214,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
                                 canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
-                                concave=structure.concave)
+                                concave=structure.concave,
+                                apart=structure.whitened_columns if structure.whitened_columns.any() else None)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):

@@ -260,6 +260,13 @@ class Framework:
         """
         return None
 
+    def whitened_by_construction(self) -> tuple[str, ...]:
+        """Free variables whose coordinates are whitened by construction under flat priors (their
+        curvature nearly the same along each and nearly uncoupled): a dense preconditioner of the MAP
+        leaves them to a diagonal scaling (:func:`bayesrank.inference.optimize.maximise_in_chart`'s
+        ``apart``). None by default."""
+        return ()
+
     def n_gauge(self, data: Comparisons) -> int:
         """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""
         return 0

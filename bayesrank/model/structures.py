@@ -275,6 +275,12 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
     return _BASES[cache_key]
 
 
+#: The free tie coordinates on the basis of :func:`tie_coordinate_basis` (:func:`tie_factors`): with a flat
+#: prior each is stretched to unit curvature of the thresholds, so they are whitened by construction up to
+#: each cell's link curvature.
+TIE_COORDINATES = "tie_coord"
+
+
 def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0.0, basis=None):
     """Identified tie factor loadings G (m×k) for H = GΦᵀ + ΦGᵀ.
 
@@ -322,7 +328,8 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
         stretch = 1.0 / np.sqrt(curvature) if prior == "flat" else np.ones_like(curvature)
         theta0 = (basis.T @ np.concatenate([coef0.ravel(), sym0])) / stretch
         basis = basis * stretch
-        free = free_real("tie_coord", prior, sigma, shape=(basis.shape[1],), **({"initval": theta0} if start else {}))
+        free = free_real(TIE_COORDINATES, prior, sigma, shape=(basis.shape[1],),
+                         **({"initval": theta0} if start else {}))
         coords = pt.as_tensor(basis) @ free
         coef = coords[:n_coef].reshape((m - k, k)) if m > k else None
         sym = coords[n_coef:]

@@ -1,0 +1,82 @@
+"""Whitened L-BFGS-B phases with coordinates whitened by construction scaled apart
+(optimize._whitening's ``apart``): the factored tie coordinates of a log-concave link are stretched
+to unit curvature of the thresholds, so only the other coordinates need a dense eigendecomposition.
+
+References here: the block-diagonal T written out as a dense matrix in NumPy, and the whitening
+property Tᵀ |A| T = 1 on each block, checked with numpy's own eigendecomposition.
+"""
+
+import numpy as np
+import pytest
+
+import bayesrank as br
+from bayesrank.inference import optimize
+from bayesrank.inference.compiled import compiled
+
+
+def indefinite(rng, size):
+    Q, _ = np.linalg.qr(rng.standard_normal((size, size)))
+    return (Q * np.linspace(-2.0, 5.0, size)) @ Q.T
+
+
+def test_split_whitening_whitens_each_block_and_acts_as_its_matrix():
+    rng = np.random.default_rng(3)
+    n_kept, n_apart = 6, 9
+    information = np.zeros((n_kept + n_apart,) * 2)
+    information[:n_kept, :n_kept] = indefinite(rng, n_kept)
+    information[n_kept:, n_kept:] = np.diag(rng.uniform(0.5, 3.0, n_apart))
+    information += 0.01 * (lambda C: C + C.T)(rng.standard_normal(information.shape))  # weak coupling, ignored
+    order = rng.permutation(n_kept + n_apart)   # the coordinates apart need not be contiguous
+    information = information[np.ix_(order, order)]
+    apart = order >= n_kept
+    T, T_inverse = optimize._whitening(information, 2.0, apart)
+    assert T_inverse is None
+    dense = np.column_stack([T @ e for e in np.eye(apart.size)])
+    v = rng.standard_normal(apart.size)
+    np.testing.assert_allclose(T.T @ v, dense.T @ v, rtol=1e-12, atol=1e-12)
+    assert np.all(dense[np.ix_(apart, ~apart)] == 0) and np.all(dense[np.ix_(~apart, apart)] == 0)
+    kept = information[np.ix_(~apart, ~apart)] / 2.0
+    w, V = np.linalg.eigh(kept)
+    absolute = (V * np.abs(w)) @ V.T
+    T_kept = dense[np.ix_(~apart, ~apart)]
+    np.testing.assert_allclose(T_kept.T @ absolute @ T_kept, np.eye(n_kept), atol=1e-10)
+    np.testing.assert_allclose(np.diag(dense)[apart] ** 2 * np.abs(np.diag(information)[apart]) / 2.0, 1.0,
+                               rtol=1e-12)
+
+
+def test_whitened_phases_with_coordinates_apart_reach_the_maximum(monkeypatch):
+    """A sum of double wells (maximal at θ_i = ±1), three coordinates scaled apart: from a start where
+    the information is indefinite the whitened phases and Newton's method finish."""
+    def logp_dlogp(theta):
+        return -np.sum((theta**2 - 1) ** 2), -4 * theta * (theta**2 - 1)
+
+    def hessian(theta):
+        return np.diag(-(12 * theta**2 - 4))
+
+    monkeypatch.setattr(optimize, "FIRST_PHASE", 1)
+    seen = []
+    whitening = optimize._whitening
+    monkeypatch.setattr(optimize, "_whitening", lambda *a: seen.append(a[2]) or whitening(*a))
+    apart = np.array([False, True, False, True, True, False])
+    theta, _ = optimize.maximise_in_chart(logp_dlogp, hessian, np.array([0.3, 0.9, -0.2, 1.2, 0.8, 2.0]), 1.0,
+                                          apart=apart)
+    assert seen and all(a is apart for a in seen)
+    np.testing.assert_allclose(np.abs(theta), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("framework, apart", [
+    (br.Davidson(k_tie=3, k_cov=0), True),
+    (br.RaoKupper(k_tie=3, k_cov=0), False),  # η = softplus(h): not log-concave in the tie coordinates
+    (br.Davidson(k_cov=0), False),            # no tie factors
+])
+def test_tie_coordinates_are_whitened_by_construction_for_a_log_concave_link(arena, framework, apart):
+    prepared = framework.prepare(arena)
+    structure = compiled(framework, prepared, prior="flat")
+    mask = structure.whitened_columns
+    assert mask.shape == (structure.n_free,)
+    if not apart:
+        assert not mask.any()
+        return
+    tie = structure.slices["tie_coord"][0]
+    assert mask[tie].all() and mask.sum() == tie.stop - tie.start
+    assert not compiled(framework, prepared, prior="weak").whitened_columns.any()  # a proper prior: orthonormal
