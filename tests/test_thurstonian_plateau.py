@@ -192,14 +192,14 @@ def test_a_run_is_told_to_leave_while_a_point_off_the_plateau_gains(monkeypatch)
 def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
     """Main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out and solar / dolphin
     coinciding; one plateau escape after the L-BFGS-B restarts reached 1.0048199, leaving the plateau
-    before them (three escapes) 1.0048137, the pair still coinciding."""
+    before them (one escape and an edge crossing) 1.0048137, the pair still coinciding."""
     from bayesrank.papers import leaderbot_model
 
     fit = br.fit(leaderbot_model(17), arena)
     # (whether the first run stops on the plateau depends on the optimiser's path: both runs timed did)
     assert "runaway_dispersion" not in fit.diagnostics
     # leaving the plateau before the L-BFGS-B restarts: 1.0048137 (after them, as before: 1.0048199)
-    assert fit.nll < 1.004816 and fit.diagnostics["plateau_escapes"] >= 2
+    assert fit.nll < 1.004816 and fit.diagnostics["plateau_escapes"] >= 1
     pairs = {frozenset(p[:2]) for p in fit.diagnostics["coinciding_items"]}
     assert frozenset({"solar-10.7b-instruct-v1.0", "dolphin-2.2.1-mistral-7b"}) in pairs
     assert any("coincide in the Thurstonian latent space" in w for w in fit.warnings)

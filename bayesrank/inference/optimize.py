@@ -39,8 +39,8 @@
    run out, the likelihood flat in it), from the best gaining point off it — and a run that cannot
    finish by Newton's method leaves the plateau before the L-BFGS-B restarts of 4., which would crawl
    along it (paper model 17 on arena-2024: 5,401 diagonal iterations, 54 s, for 2.7e-6 per
-   comparison; leaving first, three escapes reached 1.0048137 in 40 s where the fit had stopped at
-   1.0048199 after 84 s).
+   comparison; leaving first, one plateau escape and one edge crossing reached 1.0048137 in 40 s
+   where the fit had stopped at 1.0048199 after 84 s).
 6. Where a run of a non-concave log-likelihood stops short of Newton's tolerance at a point whose
    information has a negative eigenvalue (a saddle point: the gradient vanishes, so L-BFGS-B
    stops, and Newton's method cannot step), the phases run again from the best gaining point
