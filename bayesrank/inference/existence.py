@@ -241,14 +241,18 @@ def locked(link: str, counts: np.ndarray, n_predictors: int) -> np.ndarray:
     """
     out = np.zeros(len(counts), dtype=bool)
     seen = counts > 0
-    for pattern in np.unique(seen, axis=0):
+    # each cell's pattern of observed outcomes as one number (np.unique over rows sorts them as records:
+    # 2.4 ms of a 14 ms warm Davidson fit on arena-2024)
+    code = seen @ (1 << np.arange(seen.shape[1]))
+    for value in np.unique(code):
+        pattern = (value >> np.arange(seen.shape[1])) & 1
         normals = np.array([c[:n_predictors] for o in np.flatnonzero(pattern) for c in RECESSION[link][OUTCOMES[o]]])
         if not normals.size:
             continue
         rays = [np.array([1.0]), np.array([-1.0])] if n_predictors == 1 else \
             [s * np.array([-c[1], c[0]]) for c in normals for s in (1.0, -1.0)]
         if not any(np.all(normals @ r >= -1e-12) for r in rays if np.any(r)):
-            out[np.all(seen == pattern, axis=1)] = True
+            out[code == value] = True
     return out
 
 
@@ -276,7 +280,7 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
     P = len(cd.names)
     if P > 2 or set(cd.names) - {"d", "h"}:
         return False
-    held = locked(structure.framework.link, bound.counts, P)
+    held = bound.shared(("locked cells", P), lambda: locked(structure.framework.link, bound.counts, P))
     if not held.any():
         return False
     index = np.arange(structure.n_free)
