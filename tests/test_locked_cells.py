@@ -126,3 +126,26 @@ def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework)
     scale = np.sqrt(np.diag(gram))
     w = np.linalg.eigvalsh(gram / np.outer(scale, scale))
     np.testing.assert_allclose([min(f[0] for f in found), max(f[1] for f in found)], [w[0], w[-1]], rtol=1e-6)
+
+
+def test_the_answer_is_kept_where_it_does_not_depend_on_theta(arena, monkeypatch):
+    """With linear predictors and no log-scale coordinates (Davidson) the locked cells' matrix is the same
+    at every θ: a refit of the same data reuses the answer; a Thurstonian covariance (coordinates on a
+    log scale) computes it at each fit's own point."""
+    computed = []
+    compute = existence._locked_cells_identify
+    monkeypatch.setattr(existence, "_locked_cells_identify", lambda *a: computed.append(1) or compute(*a))
+    framework = br.Davidson(k_tie=1)
+    for _ in range(2):
+        assert br.fit(framework, arena).diagnostics["existence_check"] == "locked cells"
+    assert len(computed) <= 1  # (none when an earlier test already fitted it on these data)
+    computed.clear()
+    played = np.bincount(np.concatenate([arena.a, arena.b]), np.concatenate([arena.totals, arena.totals]))
+    top = np.argsort(-played)[:12]  # the 12 items compared most: every pair of them decided both ways
+    keep = np.isin(arena.a, top) & np.isin(arena.b, top)
+    names = np.array(arena.items, dtype=object)
+    few = br.Comparisons.from_cells(names[arena.a[keep]], names[arena.b[keep]], arena.wins_a[keep],
+                                    arena.wins_b[keep], arena.ties[keep])
+    for _ in range(2):
+        assert br.fit(br.RaoKupper(k_cov=0), few).diagnostics["existence_check"] == "locked cells"
+    assert len(computed) == 2
