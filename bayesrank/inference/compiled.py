@@ -303,12 +303,16 @@ class Structure:
         return self.framework.predictors(self._template_data)
 
     @cached_property
+    def affine(self) -> bool:
+        """Every predictor is linear in the natural variables and those are affine in θ (no positive
+        variable entering through exp): the predictors' Jacobians in θ are the same at every θ."""
+        return all(p.linear for p in self.predictors.values()) and not self.natural.exp_columns.any()
+
+    @cached_property
     def concave(self) -> bool:
         """The log-likelihood (flat priors) is concave in θ: the link is log-concave
-        (:data:`~bayesrank.model.links.LOG_CONCAVE`), every predictor is linear in the natural
-        variables and those are affine in θ (no positive variable entering through exp)."""
-        return (self.framework.link in LOG_CONCAVE and all(p.linear for p in self.predictors.values())
-                and not self.natural.exp_columns.any())
+        (:data:`~bayesrank.model.links.LOG_CONCAVE`) and the predictors are :attr:`affine` in θ."""
+        return self.framework.link in LOG_CONCAVE and self.affine
 
     @cached_property
     def whitened_columns(self) -> np.ndarray:

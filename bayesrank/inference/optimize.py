@@ -543,8 +543,8 @@ class _SplitWhitening:
     """A block-diagonal whitening T (:func:`_whitening` with ``apart``) as an operator: ``T @ v`` and
     ``T.T @ v``, the dense block on the kept coordinates and a diagonal on the others."""
 
-    def __init__(self, keep: np.ndarray, dense: np.ndarray | None, scale: np.ndarray, transposed: bool = False):
-        self.keep, self.dense, self.scale, self.transposed = keep, dense, scale, transposed
+    def __init__(self, keep: np.ndarray, dense: np.ndarray, scale: np.ndarray, transposed: bool = False):
+        self.keep, self.apart, self.dense, self.scale, self.transposed = keep, ~keep, dense, scale, transposed
 
     @property
     def T(self) -> _SplitWhitening:
@@ -552,9 +552,8 @@ class _SplitWhitening:
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         out = np.empty_like(v)
-        if self.dense is not None:
-            out[self.keep] = (self.dense.T if self.transposed else self.dense) @ v[self.keep]
-        out[~self.keep] = self.scale * v[~self.keep]
+        out[self.keep] = (self.dense.T if self.transposed else self.dense) @ v[self.keep]
+        out[self.apart] = self.scale * v[self.apart]
         return out
 
 
