@@ -269,8 +269,11 @@ def _stalled_text(full):
 
 def _k20_generalisation_text(split):
     """What the converged k_tie = 20 training fits predict for the test pairs, from their D.3 rows."""
-    k20 = [r for mid, r in split.items() if isinstance(mid, int) and getattr(framework(mid), "k_tie", None) == 20 and r["converged"]]
-    k10 = [r for mid, r in split.items() if isinstance(mid, int) and getattr(framework(mid), "k_tie", None) == 10 and r["converged"]]
+    def converged(k_tie):
+        return [r for mid, r in split.items()
+                if isinstance(mid, int) and getattr(framework(mid), "k_tie", None) == k_tie and r["converged"]]
+
+    k20, k10 = converged(20), converged(10)
     if not k20 or not k10:
         return ""
     kld = [r["test"]["kld"] for r in k20]
