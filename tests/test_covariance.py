@@ -243,3 +243,28 @@ def test_maximise_leaves_a_saddle_point_along_its_negative_curvature():
     np.testing.assert_allclose(np.abs(theta), [1.0, 0.0], atol=1e-8)
     stuck, info = maximise(logp_dlogp, hessian, start, 1.0, 2000, concave=True)  # (told it is concave)
     assert "saddle_escapes" not in info and abs(stuck[0]) < 1e-8
+
+
+@pytest.mark.parametrize("smallest", [-0.3, -1e-9, 1e-3])
+def test_saddle_escape_directions_are_the_smallest_eigenvector(smallest):
+    """The escapes run along the eigenvector of the information's smallest eigenvalue (computed
+    alone, with the largest by Lanczos) when it is below −SINGULAR × the largest, and exist only
+    then: a clearly negative one and a small negative one (−1e-9 of the largest, which single
+    precision would not resolve) give them; a positive definite information none."""
+    from bayesrank.inference import optimize
+
+    rng = np.random.default_rng(3)
+    n = 150
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    spectrum = np.concatenate([[smallest], np.geomspace(1e-4, 1.0, n - 1)])
+    information = (Q * spectrum) @ Q.T
+    information = 0.5 * (information + information.T)
+    theta, grad = np.zeros(n), np.full(n, 1e-3)
+    candidates = optimize._saddle_escapes(lambda th: -information, theta, grad, 1.0)
+    if smallest > 0:
+        assert candidates == []
+        return
+    assert len(candidates) == 2 * len(optimize.ESCAPE_STEPS)
+    direction = candidates[0] / optimize.ESCAPE_STEPS[0]
+    assert abs(abs(direction @ Q[:, 0]) - 1.0) < 1e-8
+    np.testing.assert_allclose(candidates[1], -candidates[0])

@@ -36,10 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, cho_factor, eigh, lapack
-from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+from scipy.sparse.linalg import LinearOperator
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
+from bayesrank.inference.optimize import lanczos_largest
 
 #: Up to this many natural coordinates a full information matrix is assembled dense in natural
 #: coordinates and pulled back by dense blocks (the θ matrix it becomes is dense and about as
@@ -66,7 +67,7 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
     # O(n²) a step instead of the O(n³) of a full eigendecomposition or of forming the inverse
     largest = None
     if large:
-        largest = _lanczos_largest(info)
+        largest = lanczos_largest(info)
         if largest is None:  # ARPACK broke down: one dense eigenvalue instead
             largest = float(eigh(info, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
     try:
@@ -80,7 +81,7 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
     c, lower = factor  # LAPACK's potrs on the factor's memory (cho_solve copied it on every call)
     c, lower = (c, lower) if c.flags.f_contiguous else (c.T, not lower)
     inverse = LinearOperator((n, n), matvec=lambda x: lapack.dpotrs(c, x, lower=lower)[0], dtype=float)
-    largest_inverse = _lanczos_largest(inverse)
+    largest_inverse = lanczos_largest(inverse)
     if largest_inverse is not None:
         return 1.0 / largest_inverse, largest, factor
     # ARPACK broke down (it does on a nearly singular information, ill-conditioned beyond 1e12):
@@ -105,15 +106,6 @@ def _dense_extremes(info: np.ndarray) -> tuple[float, float]:
         w = np.linalg.eigvalsh(info)
         return float(w[0]), float(w[-1])
     return float(ends[0][1][0]), float(ends[1][1][0])
-
-
-def _lanczos_largest(operator) -> float | None:
-    """The largest eigenvalue of a symmetric matrix or operator by Lanczos (ARPACK), or None when
-    ARPACK breaks down or does not converge."""
-    try:
-        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
-    except ArpackError:  # ArpackNoConvergence is one
-        return None
 
 
 def cholesky_inverse(factor: tuple) -> np.ndarray:

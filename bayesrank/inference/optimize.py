@@ -57,7 +57,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import cho_factor, eigh, lapack
 from scipy.optimize import minimize
-from scipy.sparse.linalg import LinearOperator, cg
+from scipy.sparse.linalg import ArpackError, LinearOperator, cg, eigsh
 
 #: L-BFGS-B hands over to Newton's method below this largest gradient entry per comparison.
 NEWTON_START = 1e-6
@@ -304,10 +304,24 @@ def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> l
         return []
     if _factors(information):
         return []  # positive definite: a strict local maximum nearby, which Newton's steps reach
-    w, V = eigh(information)
-    if w[0] >= -SINGULAR * max(w[-1], 0.0):
+    # the smallest eigenpair alone (LAPACK's MRRR on one index) and the largest eigenvalue by Lanczos:
+    # paper model 18 (2,967 coordinates) 1.7 + 0.1 s where every eigenpair took 3.8 s, twice a fit
+    w0, V = eigh(information, subset_by_index=[0, 0], check_finite=False)
+    largest = lanczos_largest(information)
+    if largest is None:  # ARPACK broke down: LAPACK's largest eigenvalue
+        largest = float(eigh(information, eigvals_only=True, subset_by_index=[theta.size - 1] * 2)[0])
+    if w0[0] >= -SINGULAR * max(largest, 0.0):
         return []
     return [theta + sign * t * V[:, 0] for t in ESCAPE_STEPS for sign in (1.0, -1.0)]
+
+
+def lanczos_largest(operator) -> float | None:
+    """The largest eigenvalue of a symmetric matrix or operator by Lanczos (ARPACK), or None when
+    ARPACK breaks down or does not converge."""
+    try:
+        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    except ArpackError:  # ArpackNoConvergence is one
+        return None
 
 
 def maximise_in_chart(
