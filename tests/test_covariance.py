@@ -268,3 +268,42 @@ def test_saddle_escape_directions_are_the_smallest_eigenvector(smallest):
     direction = candidates[0] / optimize.ESCAPE_STEPS[0]
     assert abs(abs(direction @ Q[:, 0]) - 1.0) < 1e-8
     np.testing.assert_allclose(candidates[1], -candidates[0])
+
+
+def test_a_whitened_phase_without_a_step_is_not_whitened_again(monkeypatch):
+    """Where a whitened L-BFGS-B phase takes no step (its first line search fails: paper model 18
+    after each saddle escape, where the gain left is below the log-likelihood's resolution), the run
+    goes on with the diagonal scaling at once: no Newton trial at the unchanged point and no second
+    whitening there (model 18: 2 s and 0.6 s saved per run). Here every whitened phase is made to fail
+    on the saddle toy of the test above; the maximum is still reached, with one whitening per run."""
+    from types import SimpleNamespace
+
+    from bayesrank.inference import optimize
+
+    def logp_dlogp(theta):
+        x, y = theta
+        return -((x * x - 1.0) ** 2) - np.cosh(y), np.array([-4 * x * (x * x - 1.0), -np.sinh(y)])
+
+    def hessian(theta):
+        x, y = theta
+        return np.array([[4.0 - 12.0 * x * x, 0.0], [0.0, -np.cosh(y)]])
+
+    real_whitening, real_minimize = optimize._whitening, optimize.minimize
+    whitened, pending = [], []
+
+    def whitening(*args, **kwargs):
+        whitened.append(1)
+        pending.append(1)
+        return real_whitening(*args, **kwargs)
+
+    def minimize(fun, x0, **kwargs):
+        if pending:  # the phase this whitening was made for: no step
+            pending.clear()
+            return SimpleNamespace(x=np.asarray(x0, dtype=float), nit=0)
+        return real_minimize(fun, x0, **kwargs)
+
+    monkeypatch.setattr(optimize, "_whitening", whitening)
+    monkeypatch.setattr(optimize, "minimize", minimize)
+    theta, info = optimize.maximise(logp_dlogp, hessian, np.array([0.0, 0.7]), 1.0, 2000)
+    np.testing.assert_allclose(np.abs(theta), [1.0, 0.0], atol=1e-8)
+    assert len(whitened) == 1 and info["saddle_escapes"] == 1  # (the run after the escape: Newton's method)

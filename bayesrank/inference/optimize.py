@@ -32,7 +32,9 @@
    Levenberg–Marquardt steps shifted just enough to give an ascent direction (:data:`SHIFTS`)
    lead to where the information is positive definite, and Newton's method goes on from there.
 4. Where Newton still stalls, L-BFGS-B resumes to its tight tolerance whitened (once more) and
-   then with the diagonal scaling, each followed by one more Newton attempt.
+   then with the diagonal scaling, each followed by one more Newton attempt. A whitened phase that
+   takes no step (its first line search fails: the gain left is below the log-likelihood's
+   resolution, as after paper model 18's saddle escapes) goes to the diagonal scaling at once.
 5. Where a run stops at an edge of its chart (``edge``: a Thurstonian loading L_jj = e^θ run to
    0), the phases run again from an equivalent point across it where the likelihood is higher
    (:func:`maximise`); where it stops on a plateau (``plateau``: a Thurstonian item's dispersion
@@ -455,12 +457,16 @@ def maximise_in_chart(
     theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                     product=information_product, iterative=iterative)
     newton += more_newton
+    stalled = False  # a whitened phase took no step: another whitening at that point would not either
     while (not done and information is not None and gauge is None and whitened
            and iterations < maxiter):
         # the Hessian is indefinite (non-concave likelihood): L-BFGS-B whitened by its |eigenvalues|
         # (floored), refreshed at the start of every phase, each followed by a few Newton steps
         theta, more = lbfgs(theta, min(WHITENED_PHASE, maxiter - iterations), whitening=_whitening(information, n, apart))
         iterations += more
+        if more == 0:  # its first line search failed: no Newton trial (θ did not move), no whitened restart
+            stalled = True
+            break
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                         product=information_product, max_iter=NEWTON_TRIAL,
                                                         iterative=iterative)
@@ -489,7 +495,7 @@ def maximise_in_chart(
         theta = settle(theta)
         return theta, {"iterations": iterations, "newton_iterations": newton, "function_evaluations": evaluations[0]}
     restarts = []
-    if whitened:
+    if whitened and not stalled:
         restarts.append("whitened")
     restarts.append("diagonal")  # also after a whitened run that stalls on a flat ridge (paper model 16)
     for kind in restarts:
