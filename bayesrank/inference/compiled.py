@@ -867,9 +867,12 @@ class NaturalMap:
                     product = B_i.sandwich(H[rows_i][:, rows_j], B_j)
                     out[np.ix_(np.arange(n_free)[cols_i], np.arange(n_free)[cols_j])] += product
         if self.exp_columns.any():
+            # D out D with D = 1 but on the few exp columns (a Thurstonian model's k loading diagonals):
+            # their rows and columns only, each entry times the same d_i d_j as a whole pass would
             d = np.where(self.exp_columns, np.exp(theta), 1.0)
-            for first in range(0, n_free, ROW_CHUNK):
-                out[first:first + ROW_CHUNK] *= np.outer(d[first:first + ROW_CHUNK], d)
+            exp_at, others = np.flatnonzero(self.exp_columns), np.flatnonzero(~self.exp_columns)
+            out[exp_at] *= np.outer(d[exp_at], d)
+            out[np.ix_(others, exp_at)] *= d[exp_at]
             if grad is not None:
                 out[np.diag_indices(n_free)] += np.where(self.exp_columns, np.exp(theta), 0.0) * self._bt_g(grad, n_free)
         return out

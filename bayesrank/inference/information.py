@@ -119,8 +119,9 @@ def cholesky_inverse(factor: tuple) -> np.ndarray:
     return triangle + triangle.T - np.diag(np.diag(triangle))
 
 
-#: Rows per step when a triangle of a large matrix is cleared in place.
-ROW_CHUNK = 512
+#: Rows per step when a triangle of a large matrix is cleared, mirrored or averaged in place
+#: (:func:`symmetrised` at 2,967 coordinates: 20 ms with 128 rows, 37 ms with 512).
+ROW_CHUNK = 128
 
 
 def inverse_factor(factor: tuple, scale: float = 1.0) -> np.ndarray:

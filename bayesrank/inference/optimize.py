@@ -746,8 +746,7 @@ def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, informatio
     lp, grad = logp_dlogp(theta)
     start = 1  # (the information given is not positive definite)
     for step_count in range(max_iter):
-        d = np.sqrt(np.maximum(np.abs(np.diag(information)), 1e-300))
-        scaled, rhs = information / np.outer(d, d), grad / d
+        d, scaled, rhs = _jacobi_scaled(information, grad)
         if np.max(np.abs(grad)) / n < FINAL_TOL:  # a maximum, or a saddle point (no step gains there)
             return theta, step_count, _factors(scaled), information
         for k in range(start, len(SHIFTS)):
@@ -777,6 +776,15 @@ def _shifted_newton(logp_dlogp, hessian, theta: np.ndarray, n: float, informatio
         if not np.all(np.isfinite(information)):
             return theta, step_count + 1, False, None
     return theta, max_iter, False, information
+
+
+def _jacobi_scaled(matrix: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(d, matrix / d dᵀ, vector / d)`` with d = √|diag(matrix)|: the unit-diagonal system Newton's
+    steps solve. The scaled matrix is made in the memory of d dᵀ (one n × n array, not two: at 2,967
+    coordinates each costs 70 MB and about 25 ms to fill)."""
+    d = np.sqrt(np.maximum(np.abs(np.diag(matrix)), 1e-300))
+    scaled = np.outer(d, d)
+    return d, np.divide(matrix, scaled, out=scaled), vector / d
 
 
 def _factors(matrix: np.ndarray) -> bool:
@@ -849,8 +857,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
         before_step = np.max(np.abs(grad))
         T = gauge_complement(gauge(theta)) if gauge is not None else None
         reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
-        d = np.sqrt(np.maximum(np.abs(np.diag(reduced)), 1e-300))
-        scaled, rhs = reduced / np.outer(d, d), rgrad / d
+        d, scaled, rhs = _jacobi_scaled(reduced, rgrad)
         moved = rolled_back = False
         for damping in DAMPING:  # Newton's step, then Levenberg–Marquardt steps if it fails
             factor = []
