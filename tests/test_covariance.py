@@ -222,6 +222,18 @@ def test_maximise_continues_across_the_edge_of_its_chart():
     np.testing.assert_allclose([np.exp(theta[0]), theta[1]], [1.0, -1.0], atol=1e-5)
 
 
+def _saddle_toy_logp_dlogp(theta):
+    """ℓ(x, y) = −(x² − 1)² − cosh y and its gradient: a saddle at (0, 0), maxima at (±1, 0)."""
+    x, y = theta
+    return -((x * x - 1.0) ** 2) - np.cosh(y), np.array([-4 * x * (x * x - 1.0), -np.sinh(y)])
+
+
+def _saddle_toy_hessian(theta):
+    """∇²ℓ of :func:`_saddle_toy_logp_dlogp`."""
+    x, y = theta
+    return np.array([[4.0 - 12.0 * x * x, 0.0], [0.0, -np.cosh(y)]])
+
+
 def test_maximise_leaves_a_saddle_point_along_its_negative_curvature():
     """ℓ(x, y) = −(x² − 1)² − cosh y from (0, 0.7): x stays 0 by symmetry, so L-BFGS-B stops on
     the saddle (0, 0) (the gradient vanishes) and Newton's method cannot step (the information
@@ -229,14 +241,7 @@ def test_maximise_leaves_a_saddle_point_along_its_negative_curvature():
     log-likelihood never looks for saddles."""
     from bayesrank.inference.optimize import maximise
 
-    def logp_dlogp(theta):
-        x, y = theta
-        return -((x * x - 1.0) ** 2) - np.cosh(y), np.array([-4 * x * (x * x - 1.0), -np.sinh(y)])
-
-    def hessian(theta):
-        x, y = theta
-        return np.array([[4.0 - 12.0 * x * x, 0.0], [0.0, -np.cosh(y)]])
-
+    logp_dlogp, hessian = _saddle_toy_logp_dlogp, _saddle_toy_hessian
     start = np.array([0.0, 0.7])
     theta, info = maximise(logp_dlogp, hessian, start, 1.0, 2000)
     assert info["saddle_escapes"] == 1
@@ -280,14 +285,7 @@ def test_a_whitened_phase_without_a_step_is_not_whitened_again(monkeypatch):
 
     from bayesrank.inference import optimize
 
-    def logp_dlogp(theta):
-        x, y = theta
-        return -((x * x - 1.0) ** 2) - np.cosh(y), np.array([-4 * x * (x * x - 1.0), -np.sinh(y)])
-
-    def hessian(theta):
-        x, y = theta
-        return np.array([[4.0 - 12.0 * x * x, 0.0], [0.0, -np.cosh(y)]])
-
+    logp_dlogp, hessian = _saddle_toy_logp_dlogp, _saddle_toy_hessian
     real_whitening, real_minimize = optimize._whitening, optimize.minimize
     whitened, pending = [], []
 
