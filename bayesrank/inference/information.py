@@ -40,7 +40,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
-from bayesrank.inference.optimize import lanczos_largest
+from bayesrank.inference.optimize import lanczos_largest, largest_eigenvalue
 
 #: Up to this many natural coordinates a full information matrix is assembled dense in natural
 #: coordinates and pulled back by dense blocks (the θ matrix it becomes is dense and about as
@@ -67,9 +67,7 @@ def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite
     # O(n²) a step instead of the O(n³) of a full eigendecomposition or of forming the inverse
     largest = None
     if large:
-        largest = lanczos_largest(info)
-        if largest is None:  # ARPACK broke down: one dense eigenvalue instead
-            largest = float(eigh(info, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+        largest = largest_eigenvalue(info)
     try:
         factor = cho_factor(info, check_finite=False, overwrite_a=overwrite and large)
     except np.linalg.LinAlgError:

@@ -309,12 +309,19 @@ def _saddle_escapes(hessian, theta: np.ndarray, grad: np.ndarray, n: float) -> l
     # the smallest eigenpair alone (LAPACK's MRRR on one index) and the largest eigenvalue by Lanczos:
     # on an information of paper model 18 (2,967 coordinates) 1.9 + 0.07 s where every eigenpair took 4.1 s
     w0, V = eigh(information, subset_by_index=[0, 0], check_finite=False)
-    largest = lanczos_largest(information)
-    if largest is None:  # ARPACK broke down: LAPACK's largest eigenvalue
-        largest = float(eigh(information, eigvals_only=True, subset_by_index=[theta.size - 1] * 2)[0])
-    if w0[0] >= -SINGULAR * max(largest, 0.0):
+    if w0[0] >= -SINGULAR * max(largest_eigenvalue(information), 0.0):
         return []
     return [theta + sign * t * V[:, 0] for t in ESCAPE_STEPS for sign in (1.0, -1.0)]
+
+
+def largest_eigenvalue(matrix: np.ndarray) -> float:
+    """The largest eigenvalue of a symmetric matrix: by Lanczos (:func:`lanczos_largest`), or by
+    LAPACK on that one index where ARPACK breaks down."""
+    largest = lanczos_largest(matrix)
+    if largest is None:
+        n = matrix.shape[0]
+        largest = float(eigh(matrix, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+    return largest
 
 
 def lanczos_largest(operator) -> float | None:
