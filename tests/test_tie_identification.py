@@ -53,7 +53,7 @@ def test_basis_spans_the_complement_of_the_flat_directions(ring):
     k = 5
     fw = br.Davidson(k_tie=k)
     prepared = fw.prepare(data)
-    basis = fw._tie_basis(prepared)[0]
+    basis = fw.tie_basis(prepared)[0]
     M = reference_map(m, k, prepared.a, prepared.b)
     assert M.shape[1] == n_tie_coordinates(m, k)
     rank = np.linalg.matrix_rank(M)
@@ -67,9 +67,22 @@ def test_basis_spans_the_complement_of_the_flat_directions(ring):
     np.testing.assert_allclose(null.T @ basis, 0.0, atol=1e-10)
 
 
+def test_the_threshold_map_is_the_reference_map(ring):
+    """The framework's map from its tie coordinates to the compared thresholds (what Table D.1's
+    notes count the identified directions with) is the reference map, and a model without tie
+    factors says it has none."""
+    m, data = ring
+    fw = br.Davidson(k_tie=5)
+    prepared = fw.prepare(data)
+    np.testing.assert_allclose(fw.tie_threshold_map(prepared), reference_map(m, 5, prepared.a, prepared.b),
+                               atol=1e-12)
+    with pytest.raises(br.ModelSpecError, match="no tie factors"):
+        br.Davidson().tie_threshold_map(prepared)
+
+
 def test_full_rank_graphs_keep_every_direction(arena):
     fw = br.Davidson(k_tie=1)
-    basis = fw._tie_basis(fw.prepare(arena))[0]
+    basis = fw.tie_basis(fw.prepare(arena))[0]
     assert basis.shape == (n_tie_coordinates(arena.n_items, 1),) * 2
 
 
@@ -93,7 +106,7 @@ def test_sparse_graph_fit_converges_with_intervals(ring):
     assert fit.converged, fit.warnings
     assert np.all(np.isfinite(fit.leaderboard()["se"]))
     assert np.all(np.isfinite(fit.tree["estimate"]["tie_factor_se"].values))
-    assert fit.n_params == (m - 1) + br.Davidson(k_tie=5)._tie_basis(br.Davidson(k_tie=5).prepare(data))[0].shape[1]
+    assert fit.n_params == (m - 1) + br.Davidson(k_tie=5).tie_basis(br.Davidson(k_tie=5).prepare(data))[0].shape[1]
 
 
 @pytest.mark.parametrize("framework", [br.Davidson(k_tie=5), br.RaoKupper(k_tie=4, tie_intercept=True),

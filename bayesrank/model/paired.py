@@ -57,6 +57,7 @@ from bayesrank.model.structures import (
     TIE_COORDINATES,
     thurstonian,
     tie_coordinate_basis,
+    tie_threshold_map,
     tie_factors,
     zero_sum_basis,
     zero_sum_scores,
@@ -511,29 +512,66 @@ class _TieFramework(Framework):
         # 1, 11.2 s)
         return (TIE_COORDINATES,) if self.k_tie and self.link in LOG_CONCAVE else ()
 
-    def _tie_basis(self, data):
+    def tie_basis(self, data):
         """An orthonormal basis of the tie coordinates the compared pairs identify and the curvature
-        along it (None without tie factors), from the threshold predictor itself evaluated in NumPy
-        (:func:`~bayesrank.model.structures.tie_coordinate_basis`)."""
+        along it, from the threshold predictor itself evaluated in NumPy
+        (:func:`~bayesrank.model.structures.tie_coordinate_basis`).
+
+        Parameters
+        ----------
+        data : Comparisons
+            As prepared by :meth:`prepare`.
+
+        Returns
+        -------
+        tuple of ndarray or None
+            ``(basis, curvature)``; None without tie factors (k_tie = 0).
+        """
         if self.k_tie == 0:
             return None
+        a, b, weights, threshold = self._compared_thresholds(data)
+        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, weights, threshold, _compared_key(data))
+
+    def _compared_thresholds(self, data):
+        """The compared pairs ``(a, b)``, their comparisons and the threshold predictor on NumPy
+        loadings of those pairs (linear in them)."""
         compared = data.totals > 0
         a, b = data.a[compared], data.b[compared]
         phi = dct_iv_basis(data.n_items, self.k_tie)
 
-        def threshold(g_a, g_b):  # the threshold predictor on NumPy loadings (linear in them)
+        def threshold(g_a, g_b):
             return _factored_threshold({"g_a": g_a, "g_b": g_b, "phi_a": phi[a], "phi_b": phi[b]}, None)
 
-        return tie_coordinate_basis(data.n_items, self.k_tie, a, b, data.totals[compared], threshold,
-                                    _compared_key(data))
+        return a, b, data.totals[compared], threshold
+
+    def tie_threshold_map(self, data) -> np.ndarray:
+        """The matrix of the linear map from the tie coordinates (C, upper S) to the thresholds of
+        the compared pairs of ``data`` (:func:`~bayesrank.model.structures.tie_threshold_map`):
+        its rank is the number of tie coordinates the data identify.
+
+        Parameters
+        ----------
+        data : Comparisons
+            As prepared by :meth:`prepare`.
+
+        Returns
+        -------
+        ndarray
+            ``(compared pairs, tie coordinates)``.
+        """
+        if self.k_tie == 0:
+            raise ModelSpecError(f"{self.label} has no tie factors (k_tie = 0): there is no tie threshold map; "
+                                 "use a model with k_tie ≥ 1")
+        a, b, _, threshold = self._compared_thresholds(data)
+        return tie_threshold_map(data.n_items, self.k_tie, a, b, threshold)
 
     def _free_tie_basis(self, data):
-        """The basis the free tie coordinates use: :meth:`_tie_basis`, except for a threshold map
+        """The basis the free tie coordinates use: :meth:`tie_basis`, except for a threshold map
         that needs a start away from h = 0 (the paper-form |h|, with its sign symmetry and local
         optima) when no direction is flat: it keeps the paper's own coordinates (C, S), whose
         optimiser path reaches the paper's model 8 NLL (1.0106; the eigen-coordinates stop at a
         local optimum, 1.01073)."""
-        basis = self._tie_basis(data)
+        basis = self.tie_basis(data)
         if basis is not None and self.start_level and basis[0].shape[1] == basis[0].shape[0]:
             return None
         return basis

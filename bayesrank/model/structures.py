@@ -252,17 +252,7 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
     """
     cache_key = (m, k, key)
     if cache_key not in _BASES:
-        n = len(a)
-        zero, rows = np.zeros((n, k)), np.arange(n)
-        entries = []
-        for q in range(k):  # ∂η_ab/∂g_aq and ∂η_ab/∂g_bq: the (linear) predictor at unit loadings
-            unit = zero.copy()
-            unit[:, q] = 1.0
-            entries += [(rows, a * k + q, threshold(unit, zero)), (rows, b * k + q, threshold(zero, unit))]
-        r, c, v = (np.concatenate(x) for x in zip(*entries))
-        M_G = scipy.sparse.csr_matrix((v, (r, c)), shape=(n, m * k))
-        cols = tie_factor_columns(m, k)
-        M = np.asarray(M_G @ cols.reshape(len(cols), m * k).T)      # (pairs, coordinates)
+        M = tie_threshold_map(m, k, a, b, threshold)
         gram = M.T @ (np.asarray(weights, dtype=float)[:, None] * M)
         w, V = np.linalg.eigh(gram)
         kept = w >= RANK_TOL * w[-1]
@@ -273,6 +263,36 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
         if len(_BASES) > 64:
             _BASES.pop(next(iter(_BASES)))
     return _BASES[cache_key]
+
+
+def tie_threshold_map(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold) -> np.ndarray:
+    """The matrix M of the linear map from the tie coordinates (those of :func:`tie_factors`: C
+    row-major, then the upper triangle of S) to the thresholds of the pairs ``(a, b)``.
+
+    Parameters
+    ----------
+    m, k : int
+    a, b : ndarray
+        Items of the pairs.
+    threshold : callable
+        As :func:`tie_coordinate_basis`.
+
+    Returns
+    -------
+    ndarray
+        ``(len(a), n_tie_coordinates(m, k))``.
+    """
+    n = len(a)
+    zero, rows = np.zeros((n, k)), np.arange(n)
+    entries = []
+    for q in range(k):  # ∂η_ab/∂g_aq and ∂η_ab/∂g_bq: the (linear) predictor at unit loadings
+        unit = zero.copy()
+        unit[:, q] = 1.0
+        entries += [(rows, a * k + q, threshold(unit, zero)), (rows, b * k + q, threshold(zero, unit))]
+    r, c, v = (np.concatenate(x) for x in zip(*entries))
+    M_G = scipy.sparse.csr_matrix((v, (r, c)), shape=(n, m * k))
+    cols = tie_factor_columns(m, k)
+    return np.asarray(M_G @ cols.reshape(len(cols), m * k).T)
 
 
 #: The free tie coordinates on the basis of :func:`tie_coordinate_basis` (:func:`tie_factors`): with a flat
