@@ -363,6 +363,34 @@ def test_map_draws_are_made_when_first_read(arena):
     assert few.source._rows is not None and few.source.moved is None
 
 
+def test_mapped_draws_are_made_when_first_read(arena):
+    """A model with variables not affine in θ (Davidson with a diagonal Thurstonian covariance: its
+    dispersions are e^θ) passes its asymptotic-normal draws through the model's map when they are
+    first read, not in the fit: none before; then θ̂ + L z through the map, z from the fit's seed;
+    a pickled fit that had not read them carries the same draws; the factor L and the compiled map
+    are let go once they are made."""
+    import pickle
+
+    from bayesrank.inference import asymptotics
+
+    fw = br.Davidson(k_cov=0)
+    structure = compiled(fw, fw.prepare(arena), prior="flat")
+    assert not set(structure.layout()) <= set(asymptotics.affine_blocks(structure))
+    fit = br.fit(fw, arena, random_seed=11, n_draws=300)
+    lazy = fit.tree["posterior"]["score"].variable._data.array
+    assert isinstance(lazy.source, asymptotics.MappedDraws) and lazy.source._rows is None
+    copied = pickle.loads(pickle.dumps(fit.tree))  # (pickling makes them)
+    est = fit.tree["estimate"]
+    theta, factor = est["theta"].values, asymptotics.covariance_factor(est["theta_cov"].values)
+    z = np.random.default_rng(11).standard_normal((300, factor.shape[1]))
+    rows = structure.value_rows(theta + z @ factor.T)
+    for name, (sl, shape) in structure.layout().items():
+        np.testing.assert_allclose(fit.tree["posterior"][name].values[0], rows[:, sl].reshape(300, *shape),
+                                   rtol=0, atol=1e-10)
+        np.testing.assert_array_equal(copied["posterior"][name].values, fit.tree["posterior"][name].values)
+    assert lazy.source.factor is None and lazy.source.structure is None
+
+
 @pytest.mark.parametrize("triangle", [np.triu, np.tril, lambda F: F], ids=["upper", "lower", "full"])
 def test_linear_variances_of_a_dense_block_skip_a_triangular_factors_zero_rows(arena, triangle):
     """The tie factors' block of B is dense: their delta-method variances multiply it with the factor's
