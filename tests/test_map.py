@@ -363,7 +363,7 @@ def test_map_draws_are_made_when_first_read(arena):
     assert few.source._rows is not None and few.source.moved is None
 
 
-def test_mapped_draws_are_made_when_first_read(arena):
+def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
     """A model with variables not affine in θ (Davidson with a diagonal Thurstonian covariance: its
     dispersions are e^θ) passes its asymptotic-normal draws through the model's map when they are
     first read, not in the fit: none before; then θ̂ + L z through the map, z from the fit's seed;
@@ -389,6 +389,11 @@ def test_mapped_draws_are_made_when_first_read(arena):
                                    rtol=0, atol=1e-10)
         np.testing.assert_array_equal(copied["posterior"][name].values, fit.tree["posterior"][name].values)
     assert lazy.source.factor is None and lazy.source.structure is None
+    # a factor above LAZY_FACTOR_MAX (10,000 items: 800 MB) is not kept: the same draws, made at once
+    monkeypatch.setattr(asymptotics, "LAZY_FACTOR_MAX", 0)
+    eager = br.fit(fw, arena, random_seed=11, n_draws=300).tree["posterior"]["score"]
+    assert isinstance(eager.variable._data, np.ndarray)
+    np.testing.assert_allclose(eager.values, fit.tree["posterior"]["score"].values, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("triangle", [np.triu, np.tril, lambda F: F], ids=["upper", "lower", "full"])

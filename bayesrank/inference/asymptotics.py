@@ -201,12 +201,19 @@ class AffineDraws:
         self.__dict__.update(state, _lock=threading.Lock())
 
 
+#: Largest covariance factor (bytes) a fit keeps until its draws are first read (:class:`MappedDraws`):
+#: 128 MB, a factor of up to 4,096 coordinates — the Table D.1 models (paper model 29, 1,882
+#: coordinates: 0.2 s a fit saved; 14, 2,586: 0.5 s); at 10,000 items (800 MB) the draws (80 MB) are
+#: made at once and the factor let go.
+LAZY_FACTOR_MAX = 2**27
+
+
 class MappedDraws:
     """Draws of every model variable pushed through the model's map, θ̂ + L z ↦ variables,
     z ~ N(0, I), made from ``rng`` when one of them is first read and kept, as
     :class:`AffineDraws` (the same numbers an eager fit with that seed would have): for the
     variables not affine in θ, where a pass of every draw through the map costs more than the
-    rest of the intervals (paper model 29 on arena-2024, 1,882 coordinates: 0.2 s a fit).
+    rest of the intervals (arena-2024: paper model 23 25 ms of 160 ms, model 29 0.2 s of 5.3 s).
 
     Parameters
     ----------
@@ -218,12 +225,14 @@ class MappedDraws:
     n_draws : int
     rng : numpy Generator
         Owned from here on (its next numbers are the draws').
+    upper : bool
+        As :func:`draws`.
     """
 
     def __init__(self, structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, upper: bool = False):
         self.structure, self.theta, self.factor, self.n_draws, self._rng = structure, theta, factor, n_draws, rng
-        self._rows = None
+        self.upper, self._rows = upper, None
         self._lock = threading.Lock()
 
     def rows(self) -> np.ndarray:
@@ -231,7 +240,7 @@ class MappedDraws:
         thread asks first)."""
         with self._lock:
             if self._rows is None:
-                rows = _mapped_rows(self.structure, self.theta, self.factor, self.n_draws, self._rng)
+                rows = _mapped_rows(self.structure, self.theta, self.factor, self.n_draws, self._rng, self.upper)
                 rows.flags.writeable = False
                 self._rows, self._rng, self.factor, self.structure = rows, None, None, None
         return self._rows
@@ -282,7 +291,7 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
     draws (then at once: the fit keeps the smaller of the two; not with ``upper``, the
     large-model path, where B L would be a second factor-sized array). Otherwise every draw
     passes through the model's map, also when first read (:class:`MappedDraws`, which keeps L
-    until then) except with ``upper``, where L is the large model's factor: at once.
+    until then), unless L is larger than :data:`LAZY_FACTOR_MAX`: then at once.
 
     Returns
     -------
@@ -301,10 +310,10 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
             # made now, so that the fit keeps the draws, not B L
             source.rows()
         return {name: LazyDraws(source, sl, (n_draws, *shape)) for name, (sl, shape) in layout.items()}
-    if not upper:
-        source = MappedDraws(structure, theta, factor, n_draws, rng)
+    if factor.nbytes <= LAZY_FACTOR_MAX:
+        source = MappedDraws(structure, theta, factor, n_draws, rng, upper)
         return {name: LazyDraws(source, sl, (n_draws, *shape)) for name, (sl, shape) in layout.items()}
-    rows = _mapped_rows(structure, theta, factor, n_draws, rng, upper=True)
+    rows = _mapped_rows(structure, theta, factor, n_draws, rng, upper)
     return {name: rows[:, sl].reshape(n_draws, *shape) for name, (sl, shape) in layout.items()}
 
 
