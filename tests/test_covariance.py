@@ -307,14 +307,17 @@ def test_a_whitened_phase_without_a_step_is_not_whitened_again(monkeypatch):
     assert len(whitened) == 1 and info["saddle_escapes"] == 1  # (the run after the escape: Newton's method)
 
 
-def test_a_newton_trial_stops_where_a_step_does_not_contract_the_gradient():
-    """A Newton trial after a whitened phase ends after a dense step that leaves the largest gradient
-    entry above TRIAL_CONTRACTION of its value before it (paper model 29: its first step raised it
-    from 3.5e-8 to 1.3e-7 per comparison, and three more informations gained little). On the
-    quadratic ℓ = −½ θᵀAθ with an information four times too large, each step takes θ to 0.75 θ: a
-    trial stops after one step, without converging and without an information at the new point; the
-    same steps outside a trial go on to the iteration cap. Exact steps square the gradient (below the
-    line) and a trial takes them to the tolerance."""
+def test_a_newton_trial_stops_where_a_whole_step_does_not_contract_the_gradient():
+    """A Newton trial after a whitened phase ends after a whole Newton step (unit length accepted, so
+    its quadratic model was trusted) that leaves the largest gradient entry above TRIAL_CONTRACTION
+    of its value before it (paper model 29: 3.5e-8 → 5.3e-8 per comparison on its third step, the
+    gains 2.7e-9, 2.2e-9, 8.5e-10). On ℓ = −½ θᵀAθ with an information four times too large, each
+    whole step takes θ to 0.75 θ: a trial stops after one, without converging and without an
+    information at the new point; outside a trial the steps go on to the cap. A shortened step does
+    not end a trial (paper model 30's first step, 1/8 of Newton's, raised the gradient sevenfold and
+    the next gained 35 times as much): on ℓ = −log cosh θ from 1.5 the whole step overshoots, half of
+    it is taken (|∇ℓ| 0.91 → 0.76), then a whole one that contracts by 0.88 only ends the trial.
+    Exact steps square the gradient, and a trial takes them to the tolerance."""
     from bayesrank.inference import optimize
 
     A = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.1], [0.0, 0.1, 0.5]])
@@ -333,3 +336,16 @@ def test_a_newton_trial_stops_where_a_step_does_not_contract_the_gradient():
     assert (steps, done) == (5, False)
     theta, steps, done, _ = optimize._newton(logp_dlogp, lambda th: -A, start, 1.0, max_iter=5, trial=True)
     assert done and np.max(np.abs(theta)) < 1e-12
+
+    def log_cosh(theta):
+        return -np.log(np.cosh(theta[0])), np.array([-np.tanh(theta[0])])
+
+    def log_cosh_hessian(theta):
+        return np.array([[-1.0 / np.cosh(theta[0]) ** 2]])
+
+    x = 1.5 - 0.5 * np.sinh(1.5) * np.cosh(1.5)   # half of Newton's step
+    x = x - np.sinh(x) * np.cosh(x)               # then a whole one
+    theta, steps, done, _ = optimize._newton(log_cosh, log_cosh_hessian, np.array([1.5]), 1.0, max_iter=5,
+                                             trial=True, iterative=False)
+    assert (steps, done) == (2, False) and theta[0] == pytest.approx(x, rel=1e-12)
+    assert np.tanh(abs(x)) > optimize.TRIAL_CONTRACTION * np.tanh(abs(1.5 - 0.5 * np.sinh(1.5) * np.cosh(1.5)))

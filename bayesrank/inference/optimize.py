@@ -27,8 +27,8 @@
    iterations in coordinates whitened by the exact Hessian at the phase's start
    (|eigenvalues| floored at 1e-5 of the largest; up to :data:`DENSE_PRECONDITIONER_MAX`
    coordinates, not counting those whitened by construction, ``apart``, which are scaled by their
-   diagonal), each followed by up to :data:`NEWTON_TRIAL` Newton iterations (fewer where a step
-   does not contract the gradient, :data:`TRIAL_CONTRACTION`), until Newton's method converges.
+   diagonal), each followed by up to :data:`NEWTON_TRIAL` Newton iterations (fewer where a whole
+   step does not contract the gradient, :data:`TRIAL_CONTRACTION`), until Newton's method converges.
    Beyond that size (no model of the leaderbot paper's Table D.1),
    Levenberg–Marquardt steps shifted just enough to give an ascent direction (:data:`SHIFTS`)
    lead to where the information is positive definite, and Newton's method goes on from there.
@@ -189,13 +189,15 @@ SHIFTED_CHORD_GAIN = 0.5
 #: point where the Hessian is positive definite but far from the maximum crawls (paper model 6:
 #: 20 iterations without converging), the next whitened phase moves further for less.
 NEWTON_TRIAL = 5
-#: A Newton trial (:data:`NEWTON_TRIAL`) ends after a dense step that leaves the largest gradient
-#: entry above this fraction of its value before the step: Newton's method is not in its quadratic
-#: region yet, and the next whitened phase moves further for less. Paper model 29 on arena-2024
-#: (compiled tier) took its second trial's first step from 3.5e-8 to 1.3e-7 per comparison, then
-#: three more informations (0.29 s each) gaining 2.2e-9, 8.5e-10 and 5.3e-10 per comparison, where
-#: a whitened phase from after the first step converged in 45 iterations: a steady fit 6.50 → 5.23 s
-#: CPU, the same NLL (first fits, cheap tier: model 16 12.4 → 6.6 s, model 6 5.5 → 4.5 s).
+#: A Newton trial (:data:`NEWTON_TRIAL`) ends after a whole Newton step (unit length accepted: its
+#: quadratic model was trusted) that leaves the largest gradient entry above this fraction of its value
+#: before the step: Newton's method is not in its quadratic region yet, and the next whitened phase
+#: moves further for less. Paper model 29 on arena-2024 (compiled tier) took its trial's gradient from
+#: 3.5e-8 to 5.3e-8 per comparison on the third step (gains 2.7e-9, 2.2e-9, 8.5e-10 per comparison, an
+#: information of 0.29 s each), where a whitened phase from there converges in 38 iterations: two
+#: informations fewer than five steps. A shortened step does not count: model 30's trial started with
+#: 1/8 of Newton's step, which raised the gradient sevenfold, and the next step gained 35 times as much
+#: (ending the trial there took model 30 1,912 L-BFGS-B iterations instead of 1,117).
 TRIAL_CONTRACTION = 0.5
 
 
@@ -820,8 +822,9 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     is solved by Cholesky on the dense information, without conjugate gradients (where the
     information is likely indefinite: they would run :data:`ITERATIVE_MAX` products, then fail).
     ``information``: −∇²ℓ at the starting θ when the caller has it, used for a dense step there.
-    ``trial``: a trial after a whitened phase, which stops after a dense step that leaves the
-    largest gradient entry above :data:`TRIAL_CONTRACTION` of its value before the step.
+    ``trial``: a trial after a whitened phase, which stops after a whole Newton step (not shortened
+    by the line search or damped) that leaves the largest gradient entry above
+    :data:`TRIAL_CONTRACTION` of its value before the step.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
@@ -899,6 +902,7 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
                 pairs = [] if T is None and quasi else None
                 if pairs is not None:
                     _add_pair(pairs, accepted[0] - theta, grad - accepted[2])
+                full = damping == 0 and np.array_equal(accepted[0], theta + step)  # Newton's own step, whole
                 theta, lp, grad = accepted
                 moved = True
                 chord = (factor[0], d, T, pairs) if factor and damping == 0 else None
@@ -907,6 +911,6 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
             continue  # (the information again, at the anchor)
         if not moved:
             return theta, it + 1, False, information
-        if trial and FINAL_TOL * n <= np.max(np.abs(grad)) > TRIAL_CONTRACTION * before_step:
+        if trial and full and FINAL_TOL * n <= np.max(np.abs(grad)) > TRIAL_CONTRACTION * before_step:
             return theta, it + 1, False, None  # not quadratic yet: the next whitened phase goes on
     return theta, max_iter, np.max(np.abs(grad)) / n < FINAL_TOL, None
