@@ -547,12 +547,7 @@ class _TieFramework(Framework):
     def tie_threshold_map(self, data) -> np.ndarray:
         """The matrix of the linear map from the tie coordinates (C, upper S) to the thresholds of
         the compared pairs of ``data`` (:func:`~bayesrank.model.structures.tie_threshold_map`):
-        its rank is the number of tie coordinates the data identify.
-
-        Parameters
-        ----------
-        data : Comparisons
-            As prepared by :meth:`prepare`.
+        its rank is the number of tie coordinates the data identify. ``data`` as :meth:`tie_basis`.
 
         Returns
         -------
