@@ -76,6 +76,8 @@ def test_the_threshold_map_is_the_reference_map(ring):
     prepared = fw.prepare(data)
     np.testing.assert_allclose(fw.tie_threshold_map(prepared), reference_map(m, 5, prepared.a, prepared.b),
                                atol=1e-12)
+    a, b = np.triu_indices(m, 1)  # every pair, compared or not
+    np.testing.assert_allclose(fw.tie_threshold_map(prepared, a, b), reference_map(m, 5, a, b), atol=1e-12)
     with pytest.raises(br.ModelSpecError, match="no tie factors"):
         br.Davidson().tie_threshold_map(prepared)
 

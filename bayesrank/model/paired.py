@@ -534,30 +534,40 @@ class _TieFramework(Framework):
 
     def _compared_thresholds(self, data):
         """The compared pairs ``(a, b)``, their comparisons and the threshold predictor on NumPy
-        loadings of those pairs (linear in them)."""
+        loadings of those pairs (:meth:`_thresholds_of`)."""
         compared = data.totals > 0
         a, b = data.a[compared], data.b[compared]
-        phi = dct_iv_basis(data.n_items, self.k_tie)
+        return a, b, data.totals[compared], self._thresholds_of(data.n_items, a, b)
+
+    def _thresholds_of(self, m, a, b):
+        """The threshold predictor on NumPy loadings ``(n, k)`` of the pairs ``(a, b)`` (linear in them)."""
+        phi = dct_iv_basis(m, self.k_tie)
 
         def threshold(g_a, g_b):
             return _factored_threshold({"g_a": g_a, "g_b": g_b, "phi_a": phi[a], "phi_b": phi[b]}, None)
 
-        return a, b, data.totals[compared], threshold
+        return threshold
 
-    def tie_threshold_map(self, data) -> np.ndarray:
+    def tie_threshold_map(self, data, a=None, b=None) -> np.ndarray:
         """The matrix of the linear map from the tie coordinates (C, upper S) to the thresholds of
-        the compared pairs of ``data`` (:func:`~bayesrank.model.structures.tie_threshold_map`):
-        its rank is the number of tie coordinates the data identify. ``data`` as :meth:`tie_basis`.
+        the pairs ``(a, b)`` (item indices; default: the compared pairs of ``data``)
+        (:func:`~bayesrank.model.structures.tie_threshold_map`). On the compared pairs its rank is
+        the number of tie coordinates the data identify; another pair's threshold is identified
+        when its row is orthogonal to that map's null space. ``data`` as :meth:`tie_basis`.
 
         Returns
         -------
         ndarray
-            ``(compared pairs, tie coordinates)``.
+            ``(pairs, tie coordinates)``.
         """
         if self.k_tie == 0:
             raise ModelSpecError(f"{self.label} has no tie factors (k_tie = 0): there is no tie threshold map; "
                                  "use a model with k_tie ≥ 1")
-        a, b, _, threshold = self._compared_thresholds(data)
+        if a is None:
+            a, b, _, threshold = self._compared_thresholds(data)
+        else:
+            a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+            threshold = self._thresholds_of(data.n_items, a, b)
         return tie_threshold_map(data.n_items, self.k_tie, a, b, threshold)
 
     def _free_tie_basis(self, data):

@@ -233,18 +233,34 @@ def table():
     print(f"wrote {TABLE}")
 
 
+#: A never-compared pair's threshold counts as not identified when its row of the tie threshold map has a
+#: component along the flat directions above this fraction of its norm (compared pairs: below 5e-16).
+UNIDENTIFIED = 1e-10
+
+
 def _tie_identification_text():
     """What the compared pairs of arena-2024 identify of the factored tie thresholds, computed from the
     frameworks' own threshold maps (models 22 and 21: k_tie = 20 and 10, the same map for every link)."""
     data = br.load("arena-2024")
-    counts = {}
+    counts, unidentified = {}, {}
     for mid in (22, 21):
         fw = leaderbot_model(mid)
         prepared = fw.prepare(data)
         M = fw.tie_threshold_map(prepared)
-        counts[fw.k_tie] = (M.shape[1], M.shape[0], int(np.linalg.matrix_rank(M)), fw.tie_basis(prepared)[0].shape[1])
+        _, s, Vt = np.linalg.svd(M)
+        rank = int(np.sum(s > s[0] * max(M.shape) * np.finfo(float).eps))   # (numpy's matrix_rank)
+        counts[fw.k_tie] = (M.shape[1], M.shape[0], rank, fw.tie_basis(prepared)[0].shape[1])
+        # pairs never compared: is the threshold's row orthogonal to the flat directions?
+        compared = np.zeros((prepared.n_items,) * 2, dtype=bool)
+        compared[prepared.a[prepared.totals > 0], prepared.b[prepared.totals > 0]] = True
+        a, b = np.triu_indices(prepared.n_items, 1)
+        never = ~(compared | compared.T)[a, b]
+        rows = fw.tie_threshold_map(prepared, a[never], b[never])
+        along = np.linalg.norm(rows @ Vt[rank:].T, axis=1) / np.linalg.norm(rows, axis=1)
+        unidentified[fw.k_tie] = (int(never.sum()), int(np.sum(along > UNIDENTIFIED)))
     n20, pairs, rank20, kept20 = counts[20]
     n10, _, rank10, kept10 = counts[10]
+    never, loose20 = unidentified[20]
     full10 = (f"For k_tie = 10 the map has full rank ({rank10} of {n10} coordinates)" if rank10 == n10 else
               f"For k_tie = 10 the map has rank {rank10} of {n10} coordinates")
     return (f"The k_tie = 20 models' flat directions: on arena-2024 the linear map from the {n20} identified tie "
@@ -256,7 +272,12 @@ def _tie_identification_text():
             f"leave flat (those {n20 - rank20} and {rank20 - kept20} more whose curvature, weighted by the comparisons, "
             f"is below {RANK_TOL:g} of the largest: {kept20} kept), so the information is non-singular, the estimate is "
             "the minimum-norm tie factor among the equally likely ones, and the parameter counts above are of that "
-            f"basis. The scores and fitted probabilities do not depend on it. {full10}, {kept10} kept.")
+            f"basis. The scores and fitted probabilities do not depend on it. {full10}, {kept10} kept. "
+            f"Of the {never} pairs never compared, {never - loose20} have k_tie = 20 thresholds that are combinations of "
+            f"the compared pairs' (their rows of the map have no component along the flat directions above "
+            f"{UNIDENTIFIED:g} of their norm); for the other {loose20} the data do not determine the threshold, and "
+            "a prediction for them (`fit.predict`) is the minimum-norm tie factor's, its interval leaving that freedom "
+            f"out. With k_tie = 10, {unidentified[10][1]} such pairs.")
 
 
 def _stalled_text(full):
