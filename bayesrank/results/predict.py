@@ -53,6 +53,15 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     DataFrame
         ``item_a, item_b[, judge]`` and for each outcome ``o`` in ``win_a, win_b, tie``:
         ``p_o, p_o_lower, p_o_upper``.
+
+    Notes
+    -----
+    A factored tie threshold (``k_tie`` > 0) of a pair never compared may not be determined by
+    the data: with many tie factors (the leaderbot paper's k_tie = 20 on arena-2024) the compared
+    pairs leave directions of the tie factors flat, the fit takes the minimum-norm choice along
+    them, and a pair whose row of ``framework.tie_threshold_map(data, a, b)`` has a component
+    along those directions gets that choice's probabilities, with an interval that leaves the
+    freedom out (``models/arena-2024/table-d1.md`` counts such pairs).
     """
     check_level(level)
     framework, data = framework_of(tree), model_data_of(tree)
