@@ -161,7 +161,35 @@ def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) ->
     return [name for name, (sl, _) in structure.layout().items() if np.any(change[sl] > 1e-7 * scale[sl])]
 
 
-class AffineDraws:
+class _DrawnWhenRead:
+    """Draws made on the first call of :meth:`rows` (once, whichever thread asks first) and kept,
+    read-only; what only making them needed is let go then (:meth:`_make` says what)."""
+
+    def __init__(self):
+        self._rows = None
+        self._lock = threading.Lock()
+
+    def _make(self) -> np.ndarray:
+        """``(n_draws, total)``: the draws, letting go of what only they needed."""
+        raise NotImplementedError
+
+    def rows(self) -> np.ndarray:
+        """``(n_draws, total)``: every variable's draws, made on the first call."""
+        with self._lock:
+            if self._rows is None:
+                rows = self._make()
+                rows.flags.writeable = False
+                self._rows = rows
+        return self._rows
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+
+class AffineDraws(_DrawnWhenRead):
     """Draws of every model variable affine in θ (:func:`affine_blocks`): θ̂'s values plus
     (B L) z, z ~ N(0, I), made from ``rng`` when one of them is first read and kept — a fit
     whose draws nobody reads (a score table, a bootstrap or simulation loop) does not pay for
@@ -179,26 +207,15 @@ class AffineDraws:
     """
 
     def __init__(self, centre: np.ndarray, moved: np.ndarray, n_draws: int, rng: np.random.Generator):
-        self.centre, self.moved, self.n_draws, self._rng, self._rows = centre, moved, n_draws, rng, None
-        self._lock = threading.Lock()
+        super().__init__()
+        self.centre, self.moved, self.n_draws, self._rng = centre, moved, n_draws, rng
 
-    def rows(self) -> np.ndarray:
-        """``(n_draws, total)``: every variable's draws, made on the first call (once, whichever
-        thread asks first)."""
-        with self._lock:
-            if self._rows is None:
-                z = self._rng.standard_normal((self.n_draws, self.moved.shape[1]))
-                rows = z @ self.moved.T
-                rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
-                rows.flags.writeable = False
-                self._rows, self._rng, self.moved = rows, None, None  # (B L is not needed again)
-        return self._rows
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
+    def _make(self) -> np.ndarray:
+        z = self._rng.standard_normal((self.n_draws, self.moved.shape[1]))
+        rows = z @ self.moved.T
+        rows += self.centre  # (in place: a second draws-sized array costs as much as the product)
+        self._rng, self.moved = None, None  # (B L is not needed again)
+        return rows
 
 
 #: Largest covariance factor (bytes) a fit keeps until its draws are first read (:class:`MappedDraws`):
@@ -208,7 +225,7 @@ class AffineDraws:
 LAZY_FACTOR_MAX = 2**27
 
 
-class MappedDraws:
+class MappedDraws(_DrawnWhenRead):
     """Draws of every model variable pushed through the model's map, θ̂ + L z ↦ variables,
     z ~ N(0, I), made from ``rng`` when one of them is first read and kept, as
     :class:`AffineDraws` (the same numbers an eager fit with that seed would have): for the
@@ -231,26 +248,18 @@ class MappedDraws:
 
     def __init__(self, structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: int,
                  rng: np.random.Generator, upper: bool = False):
+        super().__init__()
         self.structure, self.theta, self.factor, self.n_draws, self._rng = structure, theta, factor, n_draws, rng
-        self.upper, self._rows = upper, None
-        self._lock = threading.Lock()
+        self.upper = upper
 
-    def rows(self) -> np.ndarray:
-        """``(n_draws, total)``: every variable's draws, made on the first call (once, whichever
-        thread asks first)."""
-        with self._lock:
-            if self._rows is None:
-                rows = _mapped_rows(self.structure, self.theta, self.factor, self.n_draws, self._rng, self.upper)
-                rows.flags.writeable = False
-                self._rows, self._rng, self.factor, self.structure = rows, None, None, None
-        return self._rows
+    def _make(self) -> np.ndarray:
+        rows = _mapped_rows(self.structure, self.theta, self.factor, self.n_draws, self._rng, self.upper)
+        self._rng, self.factor, self.structure = None, None, None
+        return rows
 
     def __getstate__(self) -> dict:
         self.rows()  # (the compiled map does not travel: the draws do)
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
+        return super().__getstate__()
 
 
 class LazyDraws(BackendArray):
