@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.linalg import null_space
 from threadpoolctl import threadpool_limits
 
 import bayesrank as br
@@ -247,8 +248,8 @@ def _tie_identification_text():
         fw = leaderbot_model(mid)
         prepared = fw.prepare(data)
         M = fw.tie_threshold_map(prepared)
-        _, s, Vt = np.linalg.svd(M)
-        rank = int(np.sum(s > s[0] * max(M.shape) * np.finfo(float).eps))   # (numpy's matrix_rank)
+        flat = null_space(M)   # (its rank rule is numpy's matrix_rank's)
+        rank = M.shape[1] - flat.shape[1]
         counts[fw.k_tie] = (M.shape[1], M.shape[0], rank, fw.tie_basis(prepared)[0].shape[1])
         # pairs never compared: is the threshold's row orthogonal to the flat directions?
         compared = np.zeros((prepared.n_items,) * 2, dtype=bool)
@@ -256,7 +257,7 @@ def _tie_identification_text():
         a, b = np.triu_indices(prepared.n_items, 1)
         never = ~(compared | compared.T)[a, b]
         rows = fw.tie_threshold_map(prepared, a[never], b[never])
-        along = np.linalg.norm(rows @ Vt[rank:].T, axis=1) / np.linalg.norm(rows, axis=1)
+        along = np.linalg.norm(rows @ flat, axis=1) / np.linalg.norm(rows, axis=1)
         unidentified[fw.k_tie] = (int(never.sum()), int(np.sum(along > UNIDENTIFIED)))
     n20, pairs, rank20, kept20 = counts[20]
     n10, _, rank10, kept10 = counts[10]
