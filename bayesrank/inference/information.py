@@ -285,23 +285,44 @@ class CellDerivatives:
             Pairs ``(q, r)`` of predictors whose term J_qᵀ W_qr J_r is left out (computed
             elsewhere: :func:`_factored`).
         """
-        index, value = [], []
+        blocks, value = [], []
         for q, name_q in enumerate(self.names):
             for r, name_r in enumerate(self.names):
                 if (q, r) in skip:
                     continue
-                index.append(self._block_positions(name_q, name_r))
+                blocks.append((name_q, name_r))
                 value.append(_outer_values(self.jac[name_q], self.jac[name_r], weights[:, q, r]))
             if second_weights is not None:
                 kernel = self.structure.kernels[name_q]
                 H = kernel.second(self.u[name_q], self.cells, second_weights[:, q])
                 if H is not None:
-                    index.append(self._block_positions(name_q, name_q))
+                    blocks.append((name_q, name_q))
                     value.append(H.ravel())
-        index, value = (index[0], value[0]) if len(index) == 1 else (np.concatenate(index), np.concatenate(value))
+        value = value[0] if len(value) == 1 else np.concatenate(value)
         if sparse:
-            return sp.csr_matrix((value, (index // self.size, index % self.size)), shape=(self.size, self.size))
+            indptr, indices, inverse = self._csr_pattern(tuple(blocks))
+            return sp.csr_matrix((np.bincount(inverse, value, indices.size), indices, indptr),
+                                 shape=(self.size, self.size))
+        index = np.concatenate([self._block_positions(*block) for block in blocks])
         return np.bincount(index, value, self.size**2).reshape(self.size, self.size)
+
+    def _csr_pattern(self, blocks: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The CSR structure of the sum of the predictor blocks ``blocks`` (``indptr``, ``indices``)
+        and where each of their entries lands in its data (``inverse``): it depends on the cells
+        alone, so it is kept with the block positions (for a fit's cells, across the fits of
+        frozen data) and a sparse matrix costs one bincount — where scipy's COO → CSR
+        conversion sorted and summed the same ~500k entries at every information (17 ms of paper
+        model 29's 220)."""
+        key = ("csr", blocks)
+        if key not in self._positions:
+            index = np.concatenate([self._block_positions(*block) for block in blocks])
+            flat, inverse = np.unique(index, return_inverse=True)
+            indptr = np.searchsorted(flat // self.size, np.arange(self.size + 1))
+            pattern = (indptr, (flat % self.size).astype(np.int32), inverse)
+            for array in pattern:
+                array.flags.writeable = False
+            self._positions[key] = pattern
+        return self._positions[key]
 
 
 def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | None

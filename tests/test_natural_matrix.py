@@ -1,0 +1,35 @@
+"""The natural information matrix in CSR form (CellDerivatives.matrix with ``sparse=True``): the
+dense matrix's entries, from a CSR structure kept with the block positions of the cells."""
+
+import numpy as np
+
+import bayesrank as br
+from bayesrank.inference.compiled import compiled
+from bayesrank.inference.information import CellDerivatives, _weights
+
+
+def test_the_sparse_natural_matrix_is_the_dense_one_from_a_kept_structure():
+    rng = np.random.default_rng(4)
+    m = 7
+    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m) if (i + j) % 3]).T
+    counts = rng.integers(1, 20, size=(a.size, 3))
+    names = np.array([f"m{k}" for k in range(m)], dtype=object)
+    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    framework = br.Davidson(k_tie=1, k_cov=2)   # two predictors, one of them with second derivatives
+    prepared = framework.prepare(data)
+    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    theta = bound.x0 + 0.3 * rng.standard_normal(bound.n_free)
+    cd = CellDerivatives.at(bound, theta)
+    weights, second = _weights(cd, bound.counts, "observed", None)
+    assert len(cd.names) == 2
+    for skip in (frozenset(), frozenset({(0, 1), (1, 0)})):
+        for extra in (second, None):
+            dense = cd.matrix(weights, extra, skip=skip)
+            sparse = cd.matrix(weights, extra, sparse=True, skip=skip)
+            assert sparse.has_canonical_format
+            np.testing.assert_allclose(sparse.toarray(), dense, rtol=1e-13, atol=1e-12 * np.abs(dense).max())
+    kept = [key for key in bound.matrix_positions if key[0] == "csr"]
+    assert len(kept) == 4
+    before = {key: bound.matrix_positions[key] for key in kept}
+    CellDerivatives.at(bound, theta + 0.1).matrix(weights, second, sparse=True)
+    assert all(bound.matrix_positions[key] is before[key] for key in kept)
