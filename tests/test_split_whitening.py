@@ -80,3 +80,77 @@ def test_tie_coordinates_are_whitened_by_construction_for_a_log_concave_link(are
     tie = structure.slices["tie_coord"][0]
     assert mask[tie].all() and mask.sum() == tie.stop - tie.start
     assert not compiled(framework, prepared, prior="weak").whitened_columns.any()  # a proper prior: orthonormal
+
+
+def test_a_screened_information_is_the_whole_one_but_for_the_tie_block_and_completes_to_it(monkeypatch):
+    """``information(..., apart=)`` leaves the dense tie block (:func:`_factored`) at its diagonal and
+    every other entry as the whole information has it; ``complete_screened`` fills the block in to
+    the whole information, entry for entry. (The tie block of a small model is factored once the
+    threshold of columns is lowered to its size.)"""
+    from bayesrank.inference import information as info_module
+
+    monkeypatch.setattr(info_module, "FACTORED_FROM", 5)
+    rng = np.random.default_rng(8)
+    m = 9
+    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m)]).T
+    counts = rng.integers(1, 25, size=(a.size, 3))
+    names = np.array([f"m{k}" for k in range(m)], dtype=object)
+    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    framework = br.Davidson(k_tie=2, k_cov=2)
+    prepared = framework.prepare(data)
+    structure = compiled(framework, prepared, prior="flat")
+    apart = structure.whitened_columns
+    assert apart.any() and not apart.all()
+    bound = structure.bind(prepared)
+    theta = bound.x0 + 0.2 * rng.standard_normal(bound.n_free)
+    whole = info_module.information(bound, theta, "observed")
+    screened = info_module.information(bound, theta, "observed", apart=apart)
+    block = np.ix_(apart, apart)
+    outside = ~(apart[:, None] & apart[None, :])
+    np.testing.assert_array_equal(screened[outside], whole[outside])
+    np.testing.assert_allclose(np.diag(screened)[apart], np.diag(whole)[apart], rtol=1e-12)
+    assert np.all(screened[block][~np.eye(apart.sum(), dtype=bool)] == 0)
+    assert np.any(whole[block][~np.eye(apart.sum(), dtype=bool)] != 0)
+    completed = info_module.complete_screened(bound, theta, screened, apart)
+    assert completed is screened
+    np.testing.assert_array_equal(completed, whole)
+
+
+def test_newton_completes_a_screened_information_only_where_its_kept_block_is_definite():
+    """Where the block on the kept coordinates is not positive definite Newton's method stops at
+    once and returns the screened matrix, never completed; where it is, each information is
+    completed and the steps converge as with the whole Hessian."""
+    rng = np.random.default_rng(4)
+    n_kept, n_apart = 5, 7
+    apart = np.r_[np.zeros(n_kept, bool), np.ones(n_apart, bool)]
+    Q, _ = np.linalg.qr(rng.standard_normal((n_kept + n_apart,) * 2))
+    for eigenvalues, definite in ((np.linspace(0.5, 4.0, n_kept + n_apart), True),
+                                  (np.r_[-1.0, np.linspace(0.5, 4.0, n_kept + n_apart - 1)], False)):
+        A = (Q * eigenvalues) @ Q.T
+        if not definite:   # a negative direction inside the kept block
+            A[:n_kept, :n_kept] = indefinite(rng, n_kept)
+        peak = rng.standard_normal(apart.size)
+        calls = {"screened": 0, "completed": 0}
+
+        def logp_dlogp(theta):
+            return -0.5 * (theta - peak) @ A @ (theta - peak), -A @ (theta - peak)
+
+        def screened(theta):
+            calls["screened"] += 1
+            matrix = A.copy()
+            matrix[np.ix_(apart, apart)] = np.diag(np.diag(A)[apart])
+
+            def complete():
+                calls["completed"] += 1
+                matrix[np.ix_(apart, apart)] = A[np.ix_(apart, apart)]
+                return matrix
+            return matrix, complete
+
+        theta, iterations, done, information = optimize._newton(
+            logp_dlogp, lambda th: -A, np.zeros(apart.size), 1.0, iterative=False, screen=(screened, ~apart))
+        if definite:
+            assert done and calls["completed"] == calls["screened"] >= 1 and information is None
+            np.testing.assert_allclose(theta, peak, atol=1e-9)
+        else:
+            assert not done and iterations == 0 and calls == {"screened": 1, "completed": 0}
+            assert np.all(information[np.ix_(apart, apart)][~np.eye(n_apart, dtype=bool)] == 0)

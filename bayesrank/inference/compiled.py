@@ -860,7 +860,8 @@ class NaturalMap:
         """A matrix in natural coordinates (dense, or sparse: then no product costs more than
         O(non-zeros + n²)) as a matrix in θ: D Bᵀ H B D (block by block), with
         D = diag φ'(θ), plus diag(φ''(θ) ⊙ Bᵀ g) when the natural gradient ``grad`` is given
-        (a Hessian: the curvature of exp). ``given``: block k ↦ B_kᵀ H_kk B_k, and block pair
+        (a Hessian: the curvature of exp). ``given``: block k ↦ B_kᵀ H_kk B_k (or its diagonal alone,
+        1-D: the block's other entries then 0), and block pair
         (j, k) ↦ B_jᵀ H_jk B_k (its transpose for (k, j)), already computed (another way), used
         instead of the products."""
         n_free = theta.size
@@ -871,7 +872,9 @@ class NaturalMap:
             for j, (rows_j, cols_j, B_j) in enumerate(self.blocks):
                 if i == j and i in given:
                     at = np.arange(n_free)[cols_i]
-                    if isinstance(cols_i, slice):
+                    if given[i].ndim == 1:  # a block given by its diagonal alone (a screened information)
+                        out[at, at] += given[i]
+                    elif isinstance(cols_i, slice):
                         out[cols_i, cols_i] += given[i]
                     else:
                         out[np.ix_(at, at)] += given[i]

@@ -412,20 +412,22 @@ def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[
     return per_fit[dense]
 
 
-def _factored(bound: Bound, cd: CellDerivatives, weights: np.ndarray, diagonal: bool) -> dict[int, np.ndarray]:
+def _factored(bound: Bound, cd: CellDerivatives, weights: np.ndarray, diagonal: bool,
+              diagonal_only: frozenset = frozenset()) -> dict[int, np.ndarray]:
     """The diagonal blocks B_kᵀ H_kk B_k of the θ matrix (their diagonals with ``diagonal``) for the
     blocks of :func:`_block_jacobians`, as Σ_{q,r} A_qᵀ diag(W_qr) A_r over the cells: a linear
     predictor has no second-derivative term. For the k_tie = 20 tie factors on arena-2024
     (3,455 cells, 2,580 loadings, 2,330 identified coordinates) a symmetric rank-k update over
     the cells costs 9 GFlop where the dense sandwich B_kᵀ (H_kk B_k) costs 30, and the diagonal
-    is O(cells × columns) instead of that sandwich's first product."""
+    is O(cells × columns) instead of that sandwich's first product. The blocks in
+    ``diagonal_only`` are their diagonals (1-D) also without ``diagonal``."""
     out = {}
     for k, parts in _block_jacobians(bound, cd).items():
         total = None
         for q, A_q, _ in parts:
             for r, A_r, _ in parts:
                 w = weights[:, q, r]
-                if diagonal:
+                if diagonal or k in diagonal_only:
                     term = w @ (A_q * A_r)
                 elif q == r:
                     term = _weighted_gram(A_q, w)
@@ -518,7 +520,7 @@ def _weighted_gram(A: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False,
-                units: Units | None = None) -> np.ndarray:
+                units: Units | None = None, apart: np.ndarray | None = None) -> np.ndarray:
     """An information-type matrix of the free coordinates θ (see the module docstring).
 
     Parameters
@@ -530,6 +532,13 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         Return only the diagonal (cheaper: the full matrix in θ is never formed).
     units : Units, optional
         ``kind="scores"``: the meat per comparison instead of per cell.
+    apart : ndarray of bool, optional
+        Coordinates of θ whose block may be left at its diagonal: the dense blocks of
+        :func:`_factored` inside them (the tie coordinates' Gram matrix, most of the cost of
+        a k_tie = 10, 20 model's information) then hold their diagonals only, every other
+        entry is exact — a *screened* matrix, which says whether the other coordinates' block
+        is positive definite and is all a whitening reads (:mod:`bayesrank.inference.optimize`);
+        :func:`complete_screened` fills those blocks in.
 
     Returns
     -------
@@ -542,17 +551,47 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
     weights, second = _weights(cd, bound.counts, kind, units)
     # the gradient term of a Hessian through the exp of positive variables
     curvature = -cd.gradient() if kind == "observed" else None
-    return cell_matrix(bound, cd, theta, weights, second, curvature, diagonal)
+    return cell_matrix(bound, cd, theta, weights, second, curvature, diagonal, _screened_blocks(bound, cd, apart))
+
+
+def complete_screened(bound: Bound, theta: np.ndarray, matrix: np.ndarray, apart: np.ndarray) -> np.ndarray:
+    """The observed information at θ from its screened form (:func:`information` with ``apart``),
+    in place: the blocks held at their diagonals filled in, the same entries the whole
+    information has."""
+    cd = CellDerivatives.at(bound, theta)
+    weights, _ = _weights(cd, bound.counts, "observed", None)
+    screened = _screened_blocks(bound, cd, apart)
+    index = np.arange(bound.n_free)
+    for k, block in _factored(bound, cd, weights, False).items():
+        if k in screened:
+            at = index[bound.structure.natural.blocks[k][1]]
+            matrix[at[0]:at[-1] + 1, at[0]:at[-1] + 1] = block
+    return matrix
+
+
+def _screened_blocks(bound: Bound, cd: CellDerivatives, apart: np.ndarray | None) -> frozenset:
+    """The blocks of :func:`_factored` whose columns are contiguous, all in ``apart`` and none of
+    them the log of a positive variable (their block of the information is the one computed)."""
+    if apart is None:
+        return frozenset()
+    index, nmap = np.arange(bound.n_free), bound.structure.natural
+    out = set()
+    for k in _block_jacobians(bound, cd):
+        at = index[nmap.blocks[k][1]]
+        if at.size and np.all(apart[at]) and at[-1] - at[0] + 1 == at.size and not nmap.exp_columns[at].any():
+            out.add(k)
+    return frozenset(out)
 
 
 def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: np.ndarray,
                 second: np.ndarray | None = None, curvature: np.ndarray | None = None,
-                diagonal: bool = False) -> np.ndarray:
+                diagonal: bool = False, screened: frozenset = frozenset()) -> np.ndarray:
     """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) of the cells ``cd`` of ``bound`` at θ, pulled back
     to θ (:meth:`CellDerivatives.matrix`'s arguments; ``curvature``: the natural gradient whose
     term through the exp of positive variables a Hessian adds), the dense tie blocks from the
-    cells' gradients in θ (:func:`_factored`): the matrix of :func:`information` for any per-cell
-    weights (the existence check's Gram matrix of the locked cells is one).
+    cells' gradients in θ (:func:`_factored`; those in ``screened`` by their diagonals only): the
+    matrix of :func:`information` for any per-cell weights (the existence check's Gram matrix of
+    the locked cells is one).
 
     Returns
     -------
@@ -561,7 +600,7 @@ def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: n
     """
     size = bound.structure.natural.size
     skip = _inside(bound, cd)
-    given = _factored(bound, cd, weights, diagonal)
+    given = _factored(bound, cd, weights, diagonal, screened)
     if not diagonal:  # (a diagonal has no blocks between different coordinates)
         crossed, cross = _factored_cross(bound, cd, weights)
         skip, given = skip | crossed, {**given, **cross}

@@ -45,7 +45,7 @@ from bayesrank.inference import asymptotics, backend
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
-                                              information, information_operator, inverse_factor)
+                                              complete_screened, information, information_operator, inverse_factor)
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
 from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -211,12 +211,21 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
     # evaluations are cheaper by the compiled log-density
     logp_dlogp = cells_logp_dlogp if structure.concave else bound.logp_dlogp
+    apart = structure.whitened_columns if structure.whitened_columns.any() else None
+
+    def screened(theta):
+        """The information with the whitened-by-construction block at its diagonal, and how to
+        complete it (optimize.py: the whitenings read no more, and a Newton step needs the rest
+        only where the other block is positive definite)."""
+        matrix = information(bound, theta, "observed", apart=apart)
+        return matrix, lambda: complete_screened(bound, theta, matrix, apart)
+
     theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
                                 canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
-                                concave=structure.concave,
-                                apart=structure.whitened_columns if structure.whitened_columns.any() else None)
+                                concave=structure.concave, apart=apart,
+                                screened=screened if apart is not None else None)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):

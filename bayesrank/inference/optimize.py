@@ -358,6 +358,7 @@ def maximise_in_chart(
     concave: bool = False,
     leave: Callable[[np.ndarray], bool] | None = None,
     apart: np.ndarray | None = None,
+    screened: Callable[[np.ndarray], tuple[np.ndarray, Callable[[], np.ndarray]]] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood in one chart (see the module docstring).
 
@@ -401,6 +402,12 @@ def maximise_in_chart(
         Coordinates whitened by construction (the factored tie coordinates,
         :meth:`bayesrank.model.framework.Framework.whitened_by_construction`): the whitened phases
         scale them by their diagonal and whiten only the others densely (:func:`_whitening`).
+    screened : callable, optional
+        With ``apart``: θ ↦ ``(matrix, complete)``, −∇²ℓ(θ) exact but for the block of the ``apart``
+        coordinates, of which it may hold the diagonal alone, and ``complete()`` ↦ the whole of it
+        (in the matrix's memory). A whitening reads no more; Newton's method first factors the
+        other coordinates' block — where that is not positive definite, neither is the whole
+        (a principal block), and the rest is not built (:func:`_newton`).
 
     Returns
     -------
@@ -471,9 +478,16 @@ def maximise_in_chart(
     iterative = concave or x0.size > DENSE_PRECONDITIONER_MAX
     # what a whitening decomposes densely (the coordinates whitened by construction are scaled apart)
     whitened = (x0.size if apart is None else np.count_nonzero(~apart)) <= DENSE_PRECONDITIONER_MAX
+    # the informations Newton's method builds are screened first where a whitening would use them
+    screen = (screened, ~apart) if screened is not None and apart is not None and whitened and gauge is None \
+        else None
+
+    def for_whitening(theta):
+        """−∇²ℓ(θ) as far as :func:`_whitening` reads it."""
+        return -hessian(theta) if screen is None else screened(theta)[0]
     theta, iterations = lbfgs(x0, min(maxiter, FIRST_PHASE), stop_below=NEWTON_START)
     theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                    product=information_product, iterative=iterative)
+                                                    product=information_product, iterative=iterative, screen=screen)
     newton += more_newton
     stalled = False  # a whitened phase took no step: another whitening at that point would not either
     while (not done and information is not None and gauge is None and whitened
@@ -487,12 +501,12 @@ def maximise_in_chart(
             break
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
                                                         product=information_product, max_iter=NEWTON_TRIAL,
-                                                        iterative=iterative, trial=True)
+                                                        iterative=iterative, trial=True, screen=screen)
         newton += more_newton
         if not done and more < WHITENED_PHASE:  # L-BFGS-B stopped short (a line search failed): the restarts below
             break
         if not done and information is None:  # Newton's method moved, not converged yet
-            information = -hessian(theta)
+            information = for_whitening(theta)
     if not done and information is not None and gauge is None and not whitened:
         # indefinite, and too large to whiten: shifted Newton steps up to the concave region
         theta, shifted, reached, information = _shifted_newton(logp_dlogp, hessian, theta, n, information)
@@ -506,7 +520,7 @@ def maximise_in_chart(
         theta, more = lbfgs(theta, maxiter - iterations, stop_below=NEWTON_START)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product, iterative=iterative)
+                                                        product=information_product, iterative=iterative, screen=screen)
         newton += more_newton
     if not done and leave is not None and leave(theta):
         # a restart off the chart gains (maximise's plateau): it goes on from there, not by L-BFGS-B here
@@ -521,13 +535,13 @@ def maximise_in_chart(
             break
         if kind == "whitened":  # (_whitening says how)
             if information is None:
-                information = -hessian(theta)
+                information = for_whitening(theta)
             theta, more = lbfgs(theta, maxiter - iterations, whitening=_whitening(information, n, apart))
         else:
             theta, more = lbfgs(theta, maxiter - iterations)
         iterations += more
         theta, more_newton, done, information = _newton(logp_dlogp, hessian, settle(theta), n, gauge,
-                                                        product=information_product, iterative=iterative)
+                                                        product=information_product, iterative=iterative, screen=screen)
         newton += more_newton
     # the canonical representative of the estimate (a Newton phase may end just across a sign)
     theta = settle(theta)
@@ -805,6 +819,14 @@ def _jacobi_scaled(matrix: np.ndarray, vector: np.ndarray) -> tuple[np.ndarray, 
     return d, np.divide(matrix, scaled, out=scaled), vector / d
 
 
+def _kept_definite(information: np.ndarray, keep: np.ndarray) -> bool:
+    """Whether the block of ``information`` on the coordinates ``keep`` is positive definite, as
+    :func:`_newton_step`'s Cholesky factor would find it (Jacobi-scaled): a principal block, so
+    where it is not, the whole is not either."""
+    block = information[np.ix_(keep, keep)]
+    return bool(np.all(np.isfinite(block))) and _factors(_jacobi_scaled(block, np.zeros(len(block)))[1])
+
+
 def _factors(matrix: np.ndarray) -> bool:
     """Whether Cholesky factors ``matrix`` (it is positive definite to rounding)."""
     try:
@@ -815,7 +837,7 @@ def _factors(matrix: np.ndarray) -> bool:
 
 
 def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, product=None, quasi: bool = False,
-            iterative: bool = True, information: np.ndarray | None = None, trial: bool = False):
+            iterative: bool = True, information: np.ndarray | None = None, trial: bool = False, screen=None):
     """Newton's method with backtracking (then Levenberg–Marquardt damping, :data:`DAMPING`)
     while the log-likelihood is locally concave; ``quasi``: it is concave, and the chord steps
     are corrected by BFGS updates (:data:`QUASI_NEWTON_MEMORY`); ``iterative`` False: every step
@@ -825,11 +847,14 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
     ``trial``: a trial after a whitened phase, which stops after a whole Newton step (not shortened
     by the line search or damped) that leaves the largest gradient entry above
     :data:`TRIAL_CONTRACTION` of its value before the step.
+    ``screen``: ``(screened, keep)`` (:func:`maximise_in_chart`'s ``screened`` and the coordinates
+    outside its ``apart``): each information is screened first, and completed only when its block on
+    ``keep`` is positive definite.
 
     Returns ``(theta, iterations, converged, information)``; stops without moving when the
     Hessian is not negative definite (Newton's direction is then not an ascent direction).
     ``information`` is −∇²ℓ at the returned θ when Newton stopped there for that reason
-    (the whitened restart reuses it), else None.
+    (the whitened restart reuses it; with ``screen``, possibly screened), else None.
     """
     lp, grad = logp_dlogp(theta)
     start, known = theta, information  # (the information given belongs to this θ only)
@@ -872,9 +897,23 @@ def _newton(logp_dlogp, hessian, theta, n, gauge=None, max_iter: int = 20, produ
             theta, lp, grad = accepted
             continue
         # no operator step, or it overshoots (near-flat directions): the dense step, damped if need be
-        information = known if known is not None and theta is start else -hessian(theta)
+        whole = True
+        if known is not None and theta is start:
+            information = known
+        elif screen is None:
+            information = -hessian(theta)
+        else:
+            information, complete = screen[0](theta)
+            whole = _kept_definite(information, screen[1])
+            information = complete() if whole else information
         if not np.all(np.isfinite(information)):  # e.g. a threshold overflowing far from the optimum
             return theta, it, False, None
+        if not whole:  # not positive definite on the kept coordinates: nor as a whole (below)
+            if theta is not anchor[0]:
+                theta, lp, grad = anchor
+                chords = False
+                continue
+            return theta, it, False, information
         before_step = np.max(np.abs(grad))
         T = gauge_complement(gauge(theta)) if gauge is not None else None
         reduced, rgrad = (information, grad) if T is None else (T.T @ information @ T, T.T @ grad)
