@@ -41,6 +41,15 @@ def simulate_counts(scores, n_per_pair, rng, eta=None):
     return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
 
 
+def random_cells(m, rng, high, keep=lambda i, j: True):
+    """Cells of the pairs (i, j), i < j, of m items ``m0``, ``m1``, … that ``keep`` keeps, with
+    counts of a wins, b wins and ties drawn uniformly from 1 to ``high`` − 1."""
+    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m) if keep(i, j)]).T
+    counts = rng.integers(1, high, size=(a.size, 3))
+    names = np.array([f"m{k}" for k in range(m)], dtype=object)
+    return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+
+
 def reference_loglik(framework, data, scores, eta):
     """Log-likelihood of BT (ties as halves or dropped), Rao–Kupper or Davidson with one global
     threshold, written here in NumPy from the paper's formulas, independently of the package."""

@@ -15,6 +15,7 @@ import bayesrank as br
 from bayesrank.inference import existence
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.information import CellDerivatives
+from tests.conftest import random_cells
 
 
 def _log_probs(link, d, h):
@@ -96,11 +97,7 @@ def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework)
     from bayesrank.inference import information as inf
 
     rng = np.random.default_rng(4)
-    m = 10
-    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m) if (i + j) % 3]).T
-    counts = rng.integers(1, 20, size=(a.size, 3))
-    names = np.array([f"m{k}" for k in range(m)], dtype=object)
-    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    data = random_cells(10, rng, 20, keep=lambda i, j: (i + j) % 3)
     monkeypatch.setattr(inf, "FACTORED_FROM", 1)   # the ring's tie block counts as a large one
     prepared = framework.prepare(data)
     bound = compiled(framework, prepared, prior="flat").bind(prepared)
@@ -118,7 +115,7 @@ def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework)
     free = np.unique(np.concatenate([index[cols] for name, (_, cols, _) in zip(nmap.names, nmap.blocks)
                                      if name in linear]))
     P = len(cd.names)
-    weights = np.zeros((len(counts), P, P))
+    weights = np.zeros((len(bound.counts), P, P))
     weights[existence.locked(bound.structure.framework.link, bound.counts, P)] = np.eye(P)
     monkeypatch.setattr(inf, "FACTORED_FROM", 10**9)
     bound.block_jacobians.clear()

@@ -6,15 +6,12 @@ import numpy as np
 import bayesrank as br
 from bayesrank.inference.compiled import compiled
 from bayesrank.inference.information import CellDerivatives, _weights
+from tests.conftest import random_cells
 
 
 def test_the_sparse_natural_matrix_is_the_dense_one_from_a_kept_structure():
     rng = np.random.default_rng(4)
-    m = 7
-    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m) if (i + j) % 3]).T
-    counts = rng.integers(1, 20, size=(a.size, 3))
-    names = np.array([f"m{k}" for k in range(m)], dtype=object)
-    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    data = random_cells(7, rng, 20, keep=lambda i, j: (i + j) % 3)
     framework = br.Davidson(k_tie=1, k_cov=2)   # two predictors, one of them with second derivatives
     prepared = framework.prepare(data)
     bound = compiled(framework, prepared, prior="flat").bind(prepared)

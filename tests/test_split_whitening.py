@@ -12,6 +12,7 @@ import pytest
 import bayesrank as br
 from bayesrank.inference import optimize
 from bayesrank.inference.compiled import compiled
+from tests.conftest import random_cells
 
 
 def indefinite(rng, size):
@@ -91,11 +92,7 @@ def test_a_screened_information_is_the_whole_one_but_for_the_tie_block_and_compl
 
     monkeypatch.setattr(info_module, "FACTORED_FROM", 5)
     rng = np.random.default_rng(8)
-    m = 9
-    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m)]).T
-    counts = rng.integers(1, 25, size=(a.size, 3))
-    names = np.array([f"m{k}" for k in range(m)], dtype=object)
-    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    data = random_cells(9, rng, 25)
     framework = br.Davidson(k_tie=2, k_cov=2)
     prepared = framework.prepare(data)
     structure = compiled(framework, prepared, prior="flat")

@@ -6,15 +6,12 @@ import numpy as np
 
 import bayesrank as br
 from bayesrank.inference.compiled import compiled
+from tests.conftest import random_cells
 
 
 def test_subset_rows_are_the_full_rows_at_their_entries():
     rng = np.random.default_rng(2)
-    m = 6
-    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m)]).T
-    counts = rng.integers(1, 15, size=(a.size, 3))
-    names = np.array([f"m{k}" for k in range(m)], dtype=object)
-    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    data = random_cells(6, rng, 15)
     framework = br.Davidson(k_tie=1, k_cov=0)
     structure = compiled(framework, framework.prepare(data), prior="flat")
     thetas = structure.x0 + 0.2 * rng.standard_normal((5, structure.n_free))
@@ -41,11 +38,7 @@ def test_the_delta_method_along_the_coordinates_a_variable_reads_is_the_one_alon
     from bayesrank.inference import asymptotics
 
     rng = np.random.default_rng(5)
-    m = 6
-    a, b = np.array([(i, j) for i in range(m) for j in range(i + 1, m)]).T
-    counts = rng.integers(1, 15, size=(a.size, 3))
-    names = np.array([f"m{k}" for k in range(m)], dtype=object)
-    data = br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
+    data = random_cells(6, rng, 15)
     framework = br.Davidson(k_tie=3, k_cov=0)
     structure = compiled(framework, framework.prepare(data), prior="flat")
     layout = structure.layout()
