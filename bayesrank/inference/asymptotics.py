@@ -134,9 +134,11 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     # with fewer of those than the factor has directions, their Jacobian J in those coordinates
     # and Cov(θ̂) there give J Cov Jᵀ directly (paper model 29: 637 coordinates, 1,882 directions)
     reads = structure.theta_columns(left) if left else None
-    if left and 2 * reads.size <= factor.shape[1]:
-        J = _jacobian_columns(structure, theta, factor, reads, left)
-        CJ = (factor[reads] @ factor[reads].T) @ J
+    narrow = bool(left) and 2 * reads.size <= factor.shape[1]
+    if narrow:
+        read_rows = factor[reads]
+        J = _jacobian_columns(structure, theta, read_rows, reads, left)
+        CJ = (read_rows @ read_rows.T) @ J
         at = 0
         for name in left:
             sl, shape = layout[name]
@@ -147,7 +149,7 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
                 Jb, CJb = (X[:, at:at + width].reshape(len(reads), -1, picked[-1]) for X in (J, CJ))
                 out[name] = np.einsum("rbi,rbj->bij", Jb, CJb).reshape(out[name].shape)
             at += width
-    for start in range(0, factor.shape[1] if left and 2 * reads.size > factor.shape[1] else 0, CHUNK):
+    for start in range(0, factor.shape[1] if left and not narrow else 0, CHUNK):
         L = factor[:, start:start + CHUNK].T * STEP
         rows = structure.value_rows(np.vstack([theta + L, theta - L]), names=left)
         k = L.shape[0]
@@ -171,13 +173,13 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     return se, out
 
 
-def _jacobian_columns(structure: Structure, theta: np.ndarray, factor: np.ndarray, reads: np.ndarray,
+def _jacobian_columns(structure: Structure, theta: np.ndarray, read_rows: np.ndarray, reads: np.ndarray,
                       names: list[str]) -> np.ndarray:
     """``(len(reads), entries of names)``: ∂(the variables ``names``, flattened in that order)/∂θ_j
     for the coordinates j in ``reads``, by central differences along each coordinate with the
-    step :data:`STEP` × its standard deviation (the row norm of ``factor``): the scale of the
-    differences along the factor's columns."""
-    sd = np.sqrt(np.einsum("ij,ij->i", factor[reads], factor[reads]))
+    step :data:`STEP` × its standard deviation (the row norm of ``read_rows``, the covariance
+    factor's rows at ``reads``): the scale of the differences along the factor's columns."""
+    sd = np.sqrt(np.einsum("ij,ij->i", read_rows, read_rows))
     h = STEP * np.where(sd > 0, sd, 1.0)
     layout = structure.layout()
     columns = np.concatenate([np.arange(layout[n][0].start, layout[n][0].stop) for n in names])

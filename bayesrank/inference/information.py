@@ -30,7 +30,7 @@ predictor and link functions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -612,7 +612,7 @@ def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: n
     if diagonal:
         return nmap.pull_back_diagonal(nat, theta, curvature, given)
     out = nmap.pull_back_matrix(nat, theta, curvature, given)
-    at = _loose(nmap, given, bound.n_free)
+    at = nmap.sandwiched_columns(given, bound.n_free)
     if at.size == bound.n_free:
         return symmetrised(out)
     if at.size and at[-1] - at[0] + 1 == at.size:   # one run of coordinates: averaged in place
@@ -620,20 +620,6 @@ def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: n
     elif at.size:
         out[np.ix_(at, at)] = symmetrised(out[np.ix_(at, at)])
     return out
-
-
-def _loose(nmap, given: Mapping, n_free: int) -> np.ndarray:
-    """The θ coordinates of the blocks with a block pair that ``pull_back_matrix`` computes as a
-    sandwich (not ``given``), whose two sides agree only to rounding: the rest of the matrix
-    enters exactly symmetric (a given block pair and its transpose, a diagonal block from a
-    symmetric rank-k update), so only these need averaging (paper model 30: 637 of 2,967)."""
-    loose = np.zeros(n_free, dtype=bool)
-    index = np.arange(n_free)
-    for i, (_, cols_i, _) in enumerate(nmap.blocks):
-        for j, (_, cols_j, _) in enumerate(nmap.blocks):
-            if (i == j and i not in given) or (i != j and (i, j) not in given and (j, i) not in given):
-                loose[index[cols_i]] = loose[index[cols_j]] = True
-    return np.flatnonzero(loose)
 
 
 def symmetrised(out: np.ndarray) -> np.ndarray:
