@@ -188,6 +188,46 @@ def test_a_run_is_told_to_leave_while_a_point_off_the_plateau_gains(monkeypatch)
     assert handed == [None]
 
 
+def test_a_run_leaves_after_its_first_phase_where_a_point_across_an_edge_gains(monkeypatch):
+    """The ``leave`` test covers the edge crossings too, and a run consults it already after its first
+    phase: where a candidate across the edge gains, the run ends there, before any Newton step, and the
+    next starts from the candidate (one crossing). Toy: a concave quadratic with coupled coordinates,
+    a first phase of one L-BFGS-B iteration, the "edge" proposing the maximum while θ is elsewhere."""
+    from bayesrank.inference import optimize
+
+    A = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
+    top = np.array([1.0, -2.0, 3.0])
+
+    def logp_dlogp(theta):
+        r = theta - top
+        return -float(r @ A @ r), -2 * A @ r
+
+    def hessian(theta):
+        return -2 * A
+
+    monkeypatch.setattr(optimize, "FIRST_PHASE", 1)
+    runs, newton_calls = [], []
+    run, newton = optimize.maximise_in_chart, optimize._newton
+    monkeypatch.setattr(optimize, "_newton", lambda *a, **k: newton_calls.append(1) or newton(*a, **k))
+
+    def recorded(*args, **kwargs):
+        theta, info = run(*args, **kwargs)
+        runs.append((theta, info, len(newton_calls)))
+        return theta, info
+
+    monkeypatch.setattr(optimize, "maximise_in_chart", recorded)
+
+    def edge(theta):
+        return [] if np.allclose(theta, top) else [top.copy()]
+
+    theta, info = optimize.maximise(logp_dlogp, hessian, np.zeros(3), 1.0, edge=edge)
+    first_theta, first, newton_steps = runs[0]
+    assert not np.allclose(first_theta, top)  # (the first phase alone does not reach the maximum)
+    assert first["iterations"] == 1 and newton_steps == 0  # it left before Newton's method
+    assert info["edge_crossings"] == 1 and len(runs) == 2
+    np.testing.assert_allclose(theta, top, atol=1e-8)
+
+
 @pytest.mark.slow
 def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
     """Main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out and solar / dolphin
