@@ -165,9 +165,9 @@ def test_coinciding_items_do_not_send_the_existence_check_to_the_linear_programm
 
 
 def test_a_run_is_told_to_leave_while_a_point_off_the_plateau_gains(monkeypatch):
-    """maximise hands each run a ``leave`` test (checked before its L-BFGS-B restarts): true while a
-    candidate off the plateau gains over θ and escapes remain, false at a point nothing beats. Toy:
-    ℓ(θ) = −Σ (θ_i − 1)², the "plateau" proposing its maximum."""
+    """maximise hands each run a ``leave`` test (checked after its first phase and before its L-BFGS-B
+    restarts): true while a candidate off the plateau gains over θ and escapes remain, false at a point
+    nothing beats. Toy: ℓ(θ) = −Σ (θ_i − 1)², the "plateau" proposing its maximum."""
     from bayesrank.inference import optimize
 
     def logp_dlogp(theta):
