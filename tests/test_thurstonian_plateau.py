@@ -217,7 +217,10 @@ def test_a_run_leaves_after_its_first_phase_where_a_point_across_an_edge_gains(m
 
     monkeypatch.setattr(optimize, "maximise_in_chart", recorded)
 
+    asked = []
+
     def edge(theta):
+        asked.append(theta.copy())
         return [] if np.allclose(theta, top) else [top.copy()]
 
     theta, info = optimize.maximise(logp_dlogp, hessian, np.zeros(3), 1.0, edge=edge)
@@ -226,6 +229,8 @@ def test_a_run_leaves_after_its_first_phase_where_a_point_across_an_edge_gains(m
     assert first["iterations"] == 1 and newton_steps == 0  # it left before Newton's method
     assert info["edge_crossings"] == 1 and len(runs) == 2
     np.testing.assert_allclose(theta, top, atol=1e-8)
+    # the candidates where the run left are not asked for again when the next run starts
+    assert sum(np.array_equal(a, first_theta) for a in asked) == 1
 
 
 @pytest.mark.slow

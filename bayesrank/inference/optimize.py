@@ -263,17 +263,30 @@ def maximise(
         report what they did before).
     """
     crossings = escapes = plateaus = 0
+    asked = []  # the last answer of gaining_move: [(θ it was asked at, its answer)]
+
+    def gaining_move(theta):
+        """``(kind, start)`` of the first of the edge crossing and the plateau escape (with escapes
+        left) whose best candidate gains over θ, or None. Remembered for this θ: a run that leaves
+        (``leave``) returns the θ the loop below then asks about, and the candidates' log-likelihoods
+        are not evaluated twice."""
+        if asked and np.array_equal(asked[0][0], theta):
+            return asked[0][1]
+        lp, answer = None, None
+        for kind, moves, allowed in (("edge", edge, crossings < EDGE_CROSSINGS),
+                                     ("plateau", plateau, plateaus < PLATEAU_ESCAPES)):
+            if moves is not None and allowed and (candidates := moves(theta)):
+                lp = logp_dlogp(theta)[0] if lp is None else lp  # (away from an edge it is not needed)
+                if (start := _best_gain(logp_dlogp, candidates, lp)) is not None:
+                    answer = (kind, start)
+                    break
+        asked[:] = [(theta.copy(), answer)]
+        return answer
 
     def leave(theta):
         """A gaining point across an edge or off the plateau exists (the loop below starts the next
         run there)."""
-        lp = None
-        for moves, allowed in ((edge, crossings < EDGE_CROSSINGS), (plateau, plateaus < PLATEAU_ESCAPES)):
-            if moves is not None and allowed and (candidates := moves(theta)):
-                lp = logp_dlogp(theta)[0] if lp is None else lp
-                if _best_gain(logp_dlogp, candidates, lp) is not None:
-                    return True
-        return False
+        return gaining_move(theta) is not None
 
     if edge is not None or plateau is not None:
         options["leave"] = leave
@@ -281,15 +294,11 @@ def maximise(
     # a concave log-likelihood has no saddle points; a symmetry's orbits are flat, not negative
     saddles = not options.get("concave") and options.get("gauge") is None
     while info["iterations"] < maxiter:
-        start = lp = None
-        if edge is not None and crossings < EDGE_CROSSINGS and (candidates := edge(theta)):
-            lp = logp_dlogp(theta)[0]  # (away from an edge it is not needed)
-            start = _best_gain(logp_dlogp, candidates, lp)
-            crossings += start is not None
-        if start is None and plateau is not None and plateaus < PLATEAU_ESCAPES and (candidates := plateau(theta)):
-            lp = logp_dlogp(theta)[0]
-            start = _best_gain(logp_dlogp, candidates, lp)
-            plateaus += start is not None
+        move = gaining_move(theta)
+        asked.clear()  # (the escapes left change below)
+        kind, start = move if move is not None else (None, None)
+        crossings += kind == "edge"
+        plateaus += kind == "plateau"
         if start is None and saddles and escapes < SADDLE_ESCAPES:
             lp, grad = logp_dlogp(theta)
             candidates = _saddle_escapes(hessian, theta, grad, n)
