@@ -308,7 +308,8 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2). With
     ``basis`` (the ``(basis, curvature)`` of :func:`tie_coordinate_basis`), the coordinates
     (C, upper S) are ``basis @ θ`` with θ free (``tie_coord``), which removes the directions the
-    data leave flat; without it, C and S are free themselves (``tie_coef``, ``tie_sym``). With
+    data leave flat (the basis rounded to single precision and the product accumulated in double,
+    :mod:`bayesrank.model.fixed_basis`: it is read at every evaluation); without it, C and S are free themselves (``tie_coef``, ``tie_sym``). With
     a flat prior (MAP: any basis of the same span gives the same MLE) each column is stretched
     by 1/√curvature, so the thresholds' curvature is the same along every θ direction and an
     optimiser without a preconditioner (the Thurstonian models start where the curvature is
@@ -344,13 +345,16 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
             if m > k else None
         sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
     else:  # the identified directions free, the flat ones removed
+        # (imported here: its operation is a PyTensor class, and a framework's options are read without PyTensor)
+        from bayesrank.model.fixed_basis import fixed_basis_times
+
         basis, curvature = basis
         stretch = 1.0 / np.sqrt(curvature) if prior == "flat" else np.ones_like(curvature)
         theta0 = (basis.T @ np.concatenate([coef0.ravel(), sym0])) / stretch
         basis = basis * stretch
         free = free_real(TIE_COORDINATES, prior, sigma, shape=(basis.shape[1],),
                          **({"initval": theta0} if start else {}))
-        coords = pt.as_tensor(basis) @ free
+        coords = fixed_basis_times(basis, free)  # (the basis stored in single precision)
         coef = coords[:n_coef].reshape((m - k, k)) if m > k else None
         sym = coords[n_coef:]
     parts = [] if coef is None else [pt.as_tensor(phi_perp) @ coef]
