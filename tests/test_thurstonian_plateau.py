@@ -54,8 +54,10 @@ def test_dispersion_on_the_boundary_is_said_in_words(every_ninth):
     bound = structure.bind(prepared)
     values = {k: np.array(v, dtype=float) for k, v in bound.natural(fit.tree["estimate"]["theta"].values).items()}
     at = loglik(structure, bound, values)
+    median = np.sqrt(np.median(values["cov_t"] ** 2))  # the median item's dispersion (Σ = D: R_a = |t_a|)
     for name in RUN_OUT:
         a = list(prepared.items).index(name)
+        back = median / abs(values["cov_t"][a])  # the factor that brings it back among the others
 
         def profile(factor):
             def nll(mu):
@@ -66,8 +68,10 @@ def test_dispersion_on_the_boundary_is_said_in_words(every_ninth):
             centre = values["score_raw"][a] * factor
             return -minimize_scalar(nll, bracket=(centre - 1.0, centre + 1.0)).fun
 
-        assert profile(np.exp(-6.0)) < at - 1e-3
-        assert profile(np.exp(-4.0)) < at
+        # (how far out along the plateau a run stops depends on its path — 3.7e3 to 6.5e3 times the median
+        # in the runs traced —, so the dispersions it is shrunk to are multiples of the median item's)
+        assert profile(back) < at - 1e-2
+        assert profile(10.0 * back) < at
         assert abs(profile(np.exp(4.0)) - at) < 1e-3
     assert all(loglik(structure, bound, {**values, **c}) < at for c in fw.off_plateau(values))
 
