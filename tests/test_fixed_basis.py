@@ -1,7 +1,7 @@
 """The tie basis stored in single precision (:mod:`bayesrank.model.fixed_basis`): every backend computes
 the same exactly linear map — the basis rounded to float32, products summed in float64 —, its gradient
 is the transposed product, the log-density reads it on the hot tier through numba's loops (not
-PyTensor's object-mode fallback), and the callbacks of :func:`bayesrank.lazy.after_import` run when
+PyTensor's object-mode fallback), NUTS samples through it with nutpie (numba) and numpyro (JAX), and the callbacks of :func:`bayesrank.lazy.after_import` run when
 their module is imported.
 
 The reference is NumPy's float64 product with the rounded basis.
@@ -17,6 +17,7 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.graph.replace import vectorize_graph
 
+import bayesrank as br
 from bayesrank.lazy import after_import
 from bayesrank.model.fixed_basis import FixedBasisProduct, fixed_basis_times
 
@@ -102,3 +103,16 @@ def test_a_first_fit_of_a_tie_basis_model_does_not_import_numba():
             "print(fit.converged and 'numba' not in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True", out.stderr
+
+
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro"])
+def test_nuts_samples_a_tie_basis_model_with_numba_and_jax(sampler):
+    """nutpie compiles the log-density with numba, numpyro with JAX: both read the basis through this
+    operation (Davidson k_tie = 1 has a tie basis)."""
+    from tests.conftest import simulate_counts
+
+    small = simulate_counts(np.linspace(-1.2, 1.2, 8), 250, np.random.default_rng(5), eta=-0.4)
+    framework = br.Davidson(k_tie=1)
+    post = br.fit(framework, small, method="nuts", sampler=sampler, draws=300, tune=300, chains=2, random_seed=3)
+    assert post.diagnostics["sampler"] == sampler and post.diagnostics["max_rhat"] <= 1.02
+    np.testing.assert_allclose(post.scores(), br.fit(framework, small).scores(), atol=0.06)
