@@ -4,13 +4,13 @@ The free tie coordinates of a factored threshold enter the log-density through a
 orthonormal basis (:func:`~bayesrank.model.structures.tie_coordinate_basis`): 2,580 × 2,368
 for the leaderbot paper's k_tie = 20 models on arena-2024, 49 MB in double precision. The
 product with it and the gradient's product with its transpose read the whole matrix at every
-evaluation, so they are bound by memory traffic, not arithmetic: two float64 products took
-3.4 ms of a log-density evaluation's ~5 ms (paper model 14). :class:`FixedBasisProduct` keeps the
+evaluation, so they are bound by memory traffic, not arithmetic. :class:`FixedBasisProduct` keeps the
 basis rounded to single precision and accumulates in double: the map it computes is exactly
 linear, with the rounded basis B (its entries float32 numbers, its columns orthonormal to ~1e-7,
 which spans the same thresholds), and every consumer — the log-density on every backend, the
 natural map the exact Hessian is assembled from — sees that same B. Half the bytes per product:
-the pair takes 1.2 ms instead of 3.4 ms in numba's code (``/tmp/s29/gemv32.py``).
+the pair takes 1.24 ms instead of 3.43 ms, and paper model 14's log-density and gradient on the
+compiled tier 1.45 ms instead of 3.32 ms (``bench/results/grid.md``).
 
 Backends: NumPy (``perform``, the cheap tier: a double-precision copy made once per basis, then
 BLAS), numba (the hot tier, nutpie, PyMC's sampler: loops that read float32 and sum float64) and
