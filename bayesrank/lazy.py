@@ -70,7 +70,7 @@ def after_import(name: str, callback) -> None:
     callback : callable
         Called with the module, after its code has run.
     """
-    if name in sys.modules:
+    if is_imported(name):
         callback(sys.modules[name])
         return
     _WAITING.setdefault(name, []).append(callback)

@@ -21,11 +21,13 @@ imports numba.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from pytensor.gradient import grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pytensor.graph.replace import _vectorize_node
+from pytensor.graph.replace import _vectorize_node, _vectorize_not_needed
 
 from bayesrank.lazy import after_import, lazy_module
 
@@ -81,23 +83,23 @@ class FixedBasisProduct(Op):
         return [grad_not_implemented(self, 0, basis), FixedBasisProduct(not self.transposed)(basis, cotangents[0])]
 
 
-@_vectorize_node.register(FixedBasisProduct)
-def _vectorize(op, node, basis, x):
-    """Rows of coordinates are the batch the operation takes itself (the value function's rows of θ)."""
-    if basis.type.ndim != 2 or x.type.ndim > 2:
-        raise NotImplementedError("FixedBasisProduct is batched over rows of coordinates only.")
-    return op.make_node(basis, x)
+# rows of coordinates are the batch the operation takes itself (the value function's rows of θ;
+# make_node refuses any other)
+_vectorize_node.register(FixedBasisProduct)(_vectorize_not_needed)
 
-
-#: [(a float32 basis, its float64 copy)]: the last basis NumPy's products used (:func:`_wide`).
-_WIDE: list = []
+#: id of a float32 basis → its float64 copy, for NumPy's products (:func:`_wide`); an entry leaves
+#: with its basis.
+_WIDE: dict[int, np.ndarray] = {}
 
 
 def _wide(basis: np.ndarray) -> np.ndarray:
-    """A double-precision copy of ``basis`` for NumPy's products, made once per basis array."""
-    if not _WIDE or _WIDE[0][0] is not basis:
-        _WIDE[:] = [(basis, basis.astype(np.float64))]
-    return _WIDE[0][1]
+    """A double-precision copy of ``basis`` for NumPy's products, made once per basis array however
+    the functions reading different arrays alternate, and dropped with it."""
+    key = id(basis)
+    if key not in _WIDE:
+        _WIDE[key] = basis.astype(np.float64)
+        weakref.finalize(basis, _WIDE.pop, key, None)
+    return _WIDE[key]
 
 
 def _numba(dispatch):

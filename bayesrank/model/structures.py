@@ -309,7 +309,8 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     ``basis`` (the ``(basis, curvature)`` of :func:`tie_coordinate_basis`), the coordinates
     (C, upper S) are ``basis @ θ`` with θ free (``tie_coord``), which removes the directions the
     data leave flat (the basis rounded to single precision and the product accumulated in double,
-    :mod:`bayesrank.model.fixed_basis`: it is read at every evaluation); without it, C and S are free themselves (``tie_coef``, ``tie_sym``). With
+    :mod:`bayesrank.model.fixed_basis`: it is read at every evaluation); without it, C and S are
+    free themselves (``tie_coef``, ``tie_sym``). With
     a flat prior (MAP: any basis of the same span gives the same MLE) each column is stretched
     by 1/√curvature, so the thresholds' curvature is the same along every θ direction and an
     optimiser without a preconditioner (the Thurstonian models start where the curvature is
