@@ -141,3 +141,57 @@ def test_tie_block_from_cell_gradients_is_the_sandwich(ring, monkeypatch, framew
         assert (tie in used) == (threshold == 1)
     for new, old in zip(found[1], found[10**9]):
         np.testing.assert_allclose(new, old, rtol=1e-10, atol=1e-10 * np.max(np.abs(old)))
+
+
+@pytest.fixture(scope="module")
+def core_and_leaves():
+    """Ten items compared with each other but for three pairs, and two items compared once each:
+    the leaves' tie factors are left partly free, the core's are not (k_tie = 3)."""
+    m, missing = 12, [(0, 1), (2, 3), (4, 5)]
+    pairs = [p for p in zip(*np.triu_indices(10, 1)) if p not in missing] + [(10, 0), (11, 1)]
+    return m, missing, sparse_davidson(m, pairs, np.random.default_rng(5))
+
+
+def test_determined_thresholds_are_those_in_the_compared_rows_span(core_and_leaves):
+    """A pair's tie threshold is determined exactly when its row of the reference map is a
+    combination of the compared pairs' rows (SVD here, pivoted QR in the package): every compared
+    pair, the three core pairs never compared, and no pair of a leaf never compared."""
+    m, missing, data = core_and_leaves
+    fw = br.Davidson(k_tie=3)
+    prepared = fw.prepare(data)
+    M = reference_map(m, 3, prepared.a, prepared.b)
+    rank = np.linalg.matrix_rank(M)
+    assert rank < M.shape[1]
+    null = np.linalg.svd(M)[2][rank:].T
+    a, b = np.triu_indices(m, 1)
+    rows = reference_map(m, 3, a, b)
+    expected = np.linalg.norm(rows @ null, axis=1) < 1e-8 * np.linalg.norm(rows, axis=1)
+    got = fw.determined(prepared, {"item_a": a, "item_b": b})
+    np.testing.assert_array_equal(got, expected)
+    compared = np.isin(a * m + b, np.minimum(prepared.a, prepared.b) * m + np.maximum(prepared.a, prepared.b))
+    assert got[compared].all()
+    assert sorted(zip(a[~compared & got], b[~compared & got])) == missing
+    assert br.Davidson(k_tie=1).determined(prepared, {"item_a": a, "item_b": b}).all()  # nothing left flat
+    assert br.Davidson().determined(prepared, {"item_a": a, "item_b": b}).all()         # a global threshold
+
+
+def test_predict_reports_no_number_for_undetermined_pairs(core_and_leaves):
+    """`predict` gives NaN probabilities and intervals, `identified` False and a note for the pairs
+    whose threshold the data leave free, and the same numbers as alone for the others."""
+    m, _, data = core_and_leaves
+    fw = br.Davidson(k_tie=3)
+    fit = br.fit(fw, data)
+    assert fit.converged, fit.warnings
+    names = np.asarray(data.items, dtype=object)
+    a, b = np.triu_indices(m, 1)
+    pred = fit.predict(names[a], names[b])
+    determined = fw.determined(fw.prepare(data), {"item_a": a, "item_b": b})
+    assert determined.any() and not determined.all()
+    np.testing.assert_array_equal(pred["identified"].to_numpy(), determined)
+    columns = [c for c in pred.columns if c.startswith("p_")]
+    assert pred.loc[~determined, columns].isna().all().all()
+    assert np.isfinite(pred.loc[determined, columns].to_numpy(float)).all()
+    assert f"{int((~determined).sum())} of {len(a)} pairs" in pred.attrs["note"]
+    alone = fit.predict(names[a[determined]], names[b[determined]])
+    assert "note" not in alone.attrs and alone["identified"].all()
+    np.testing.assert_allclose(alone[columns].to_numpy(float), pred.loc[determined, columns].to_numpy(float))

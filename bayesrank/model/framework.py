@@ -292,6 +292,26 @@ class Framework:
         """
         return Findings()
 
+    def determined(self, data: Comparisons, cells: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Whether these data determine the model's outcome probabilities of each cell (default:
+        every one). A cell they do not determine is one along whose probabilities the likelihood
+        is exactly flat — the factored tie threshold of a pair never compared, with more tie
+        factors than the compared pairs pin down — so no value of them is an estimate.
+
+        Parameters
+        ----------
+        data : Comparisons
+            The prepared cells of the fit.
+        cells : mapping
+            Per-cell arrays of the cells asked about (``item_a``, ``item_b``, …), indexed as
+            ``data``.
+
+        Returns
+        -------
+        ndarray of bool
+        """
+        return np.ones(np.shape(cells["item_a"]), dtype=bool)
+
     def structure_key(self, data: Comparisons) -> tuple:
         """What, besides the options and the numbers of items and judges, the model's structure
         depends on in the (prepared) data — part of the key under which a compiled model is

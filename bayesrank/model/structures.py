@@ -265,6 +265,59 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
     return _BASES[cache_key]
 
 
+#: Row spaces of the compared pairs' tie threshold maps already computed: (m, k, data key) → space.
+_ROW_SPACES: dict = {}
+
+
+def threshold_row_space(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold, key
+                        ) -> tuple[np.ndarray, float] | None:
+    """The tie thresholds the compared pairs determine: the span of their rows of the tie threshold
+    map M (by an orthonormal basis of its complement), and the tolerance of a test against it.
+
+    A pair's threshold is a fixed combination of the compared pairs' thresholds — the same
+    whatever the tie factors, among those with the same compared thresholds — exactly when its row
+    of the map lies in that span; otherwise the likelihood is flat along a direction that moves
+    it, and the data do not determine it at all. The span comes from a QR factorisation of Mᵀ with
+    column pivoting (numerical rank by NumPy's rule on R's diagonal: entries above max(shape) · ε
+    of the largest); it is accurate to about √n ε |R₁₁| / |R_rr| (n coordinates, r the rank: the
+    gap to the directions left out), and a row counts as inside it when its part outside is below
+    that tolerance (at least 1e-12) of its norm. Computed once per comparison graph.
+
+    Parameters
+    ----------
+    m, k, a, b, threshold, key
+        As :func:`tie_coordinate_basis`: the compared pairs and the threshold predictor.
+
+    Returns
+    -------
+    tuple of (ndarray, float) or None
+        ``(N, tolerance)`` with N ``(n_tie_coordinates(m, k), n − r)`` an orthonormal basis of the
+        span's complement (the directions the likelihood is flat along); None when the compared
+        pairs determine every tie coordinate (then every pair's threshold).
+    """
+    cache_key = (m, k, key)
+    if cache_key not in _ROW_SPACES:
+        M = tie_threshold_map(m, k, a, b, threshold)
+        Q, R, _ = scipy.linalg.qr(M.T, pivoting=True)  # Q square: its last n − r columns span the complement
+        d = np.abs(np.diag(R))
+        rank = int(np.sum(d > max(M.shape) * np.finfo(float).eps * d[0]))
+        n = M.shape[1]
+        _ROW_SPACES[cache_key] = None if rank == n else (
+            np.ascontiguousarray(Q[:, rank:]), max(1e-12, np.sqrt(n) * np.finfo(float).eps * d[0] / d[rank - 1]))
+        if len(_ROW_SPACES) > 64:
+            _ROW_SPACES.pop(next(iter(_ROW_SPACES)))
+    return _ROW_SPACES[cache_key]
+
+
+def determined_by(rows: np.ndarray, space: tuple[np.ndarray, float] | None) -> np.ndarray:
+    """Whether each row of the tie threshold map (a pair's threshold) lies in the compared pairs'
+    span ``space`` of :func:`threshold_row_space` (True for every row when it is None)."""
+    if space is None:
+        return np.ones(rows.shape[0], dtype=bool)
+    complement, tolerance = space
+    return np.linalg.norm(rows @ complement, axis=1) <= tolerance * np.linalg.norm(rows, axis=1)
+
+
 def tie_threshold_map(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold) -> np.ndarray:
     """The matrix M of the linear map from the tie coordinates (those of :func:`tie_factors`: C
     row-major, then the upper triangle of S) to the thresholds of the pairs ``(a, b)``.

@@ -51,17 +51,20 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     Returns
     -------
     DataFrame
-        ``item_a, item_b[, judge]`` and for each outcome ``o`` in ``win_a, win_b, tie``:
-        ``p_o, p_o_lower, p_o_upper``.
+        ``item_a, item_b[, judge]``, ``identified`` (whether the data determine the pair's
+        probabilities, below) and for each outcome ``o`` in ``win_a, win_b, tie``: ``p_o,
+        p_o_lower, p_o_upper``. ``attrs["note"]`` says why when some pair is not identified.
 
     Notes
     -----
     A factored tie threshold (``k_tie`` > 0) of a pair never compared may not be determined by
     the data: with many tie factors (the leaderbot paper's k_tie = 20 on arena-2024) the compared
-    pairs leave directions of the tie factors flat, the fit takes the minimum-norm choice along
-    them, and a pair whose row of ``framework.tie_threshold_map(data, a, b)`` has a component
-    along those directions gets that choice's probabilities, with an interval that leaves the
-    freedom out (``models/arena-2024/table-d1.md`` counts such pairs).
+    pairs leave directions of the tie factors flat, and a pair whose row of
+    ``framework.tie_threshold_map(data, a, b)`` is not a combination of the compared pairs' rows
+    has a threshold the likelihood leaves free (:meth:`Framework.determined`): its three
+    probabilities and their intervals are NaN (MAP and NUTS alike: the fit fixed those directions
+    at its minimum-norm choice, so a number would be that choice's, not the data's), and its
+    ``identified`` is False (``models/arena-2024/table-d1.md`` counts such pairs).
     """
     check_level(level)
     framework, data = framework_of(tree), model_data_of(tree)
@@ -107,6 +110,14 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
         lower, upper = np.quantile(p, alpha, axis=0), np.quantile(p, 1 - alpha, axis=0)
     if np.isnan(point(tree, "score")).any():  # no estimate (the MLE does not exist): no prediction
         probs = lower = upper = np.full_like(probs, np.nan)
+    determined = framework.determined(data, cells)
+    if not determined.all():  # never reported as a number: any value is as likely as the fit's
+        probs, lower, upper = (np.where(determined[:, None], x, np.nan) for x in (probs, lower, upper))
+        frame.attrs["note"] = (
+            f"{int(np.sum(~determined))} of {n} pairs were never compared and the compared pairs do not determine "
+            f"their tie threshold ({framework.label}: the likelihood is flat along a direction that moves it), so "
+            "their probabilities are NaN; a model with fewer tie factors (k_tie) determines more pairs.")
+    frame["identified"] = determined
     for k, outcome in enumerate(OUTCOMES):
         frame[f"p_{outcome}"] = probs[:, k]
         frame[f"p_{outcome}_lower"] = lower[:, k]

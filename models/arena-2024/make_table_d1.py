@@ -234,11 +234,6 @@ def table():
     print(f"wrote {TABLE}")
 
 
-#: A never-compared pair's threshold counts as not identified when its row of the tie threshold map has a
-#: component along the flat directions above this fraction of its norm (compared pairs: below 5e-16).
-UNIDENTIFIED = 1e-10
-
-
 def _tie_identification_text():
     """What the compared pairs of arena-2024 identify of the factored tie thresholds, computed from the
     frameworks' own threshold maps (models 22 and 21: k_tie = 20 and 10, the same map for every link)."""
@@ -251,14 +246,13 @@ def _tie_identification_text():
         flat = null_space(M)   # (its rank rule is numpy's matrix_rank's)
         rank = M.shape[1] - flat.shape[1]
         counts[fw.k_tie] = (M.shape[1], M.shape[0], rank, fw.tie_basis(prepared)[0].shape[1])
-        # pairs never compared: is the threshold's row orthogonal to the flat directions?
+        # pairs never compared: is the threshold's row a combination of the compared pairs' rows?
         compared = np.zeros((prepared.n_items,) * 2, dtype=bool)
         compared[prepared.a[prepared.totals > 0], prepared.b[prepared.totals > 0]] = True
         a, b = np.triu_indices(prepared.n_items, 1)
         never = ~(compared | compared.T)[a, b]
-        rows = fw.tie_threshold_map(prepared, a[never], b[never])
-        along = np.linalg.norm(rows @ flat, axis=1) / np.linalg.norm(rows, axis=1)
-        unidentified[fw.k_tie] = (int(never.sum()), int(np.sum(along > UNIDENTIFIED)))
+        determined = fw.determined(prepared, {"item_a": a[never], "item_b": b[never]})
+        unidentified[fw.k_tie] = (int(never.sum()), int(np.sum(~determined)))
     n20, pairs, rank20, kept20 = counts[20]
     n10, _, rank10, kept10 = counts[10]
     never, loose20 = unidentified[20]
@@ -274,11 +268,11 @@ def _tie_identification_text():
             f"is below {RANK_TOL:g} of the largest: {kept20} kept), so the information is non-singular, the estimate is "
             "the minimum-norm tie factor among the equally likely ones, and the parameter counts above are of that "
             f"basis. The scores and fitted probabilities do not depend on it. {full10}, {kept10} kept. "
-            f"Of the {never} pairs never compared, {never - loose20} have k_tie = 20 thresholds that are combinations of "
-            f"the compared pairs' (their rows of the map have no component along the flat directions above "
-            f"{UNIDENTIFIED:g} of their norm); for the other {loose20} the data do not determine the threshold, and "
-            "a prediction for them (`fit.predict`) is the minimum-norm tie factor's, its interval leaving that freedom "
-            f"out. With k_tie = 10, {unidentified[10][1]} such pairs.")
+            f"Of the {never} pairs never compared, {never - loose20} have k_tie = 20 thresholds the compared pairs "
+            "determine (their rows of the map are combinations of the compared pairs' rows: `framework.determined`); "
+            "for the other "
+            f"{loose20} the data do not determine the threshold at all, and `fit.predict` reports no number for them "
+            f"(NaN, `identified` False). With k_tie = 10, {unidentified[10][1]} such pairs.")
 
 
 def _stalled_text(full):
