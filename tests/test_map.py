@@ -159,6 +159,33 @@ def test_predict_with_wald_intervals_for_any_pair(arena):
         fit.predict("gpt-5", "llama-13b")
 
 
+def test_predict_from_draws_a_few_cells_at_a_time(arena, monkeypatch):
+    """Predictions from draws (here bootstrap replicates) are made a bounded number of draw × cell
+    rows at a time: three cells at a time give exactly the numbers all of them at once give, and
+    each call of the per-cell kernels sees at most that many cells."""
+    from bayesrank.inference.compiled import Structure
+    from bayesrank.results import predict as predict_module
+
+    fit = br.fit(br.BradleyTerry(), arena, intervals="bootstrap", n_boot=40)
+    items = list(arena.items)
+    a, b = items[:7], items[7:14]
+    monkeypatch.setattr(predict_module, "ROWS_AT_ONCE", 10**9)
+    at_once = fit.predict(a, b)
+    seen = []
+    log_probs = Structure.log_probs
+
+    def counted(self, nat, cells, draws=False):
+        seen.append(len(cells["item_a"]))
+        return log_probs(self, nat, cells, draws)
+
+    monkeypatch.setattr(Structure, "log_probs", counted)
+    monkeypatch.setattr(predict_module, "ROWS_AT_ONCE", 3 * 40)
+    chunked = fit.predict(a, b)
+    pd.testing.assert_frame_equal(chunked, at_once)
+    assert max(n for n in seen[:-1]) == 3 and sum(seen[:-1]) == 7  # (the last call: the MLE's own)
+    assert (chunked["p_win_a_lower"] < chunked["p_win_a_upper"]).all()
+
+
 def _fd_hessian(bound, theta, step=1e-5):
     """Central differences of the PyMC graph's gradient (an independent route to the Hessian)."""
     cols = []
