@@ -470,11 +470,16 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
     graph = Graph.complete(K)
     source = f"{framework.label} by {method_of(tree).upper()}"
     warnings = []
-    if not np.all(np.isfinite(point(tree, "score"))):
+    determined = framework.determined(data, cells)
+    if not np.all(np.isfinite(point(tree, "score"))) or not determined.all():
+        free = {(min(a, b), max(a, b)) for a, b in zip(cells["item_a"][~determined], cells["item_b"][~determined])}
+        why = ("the fit has no estimate (the MLE does not exist), so neither have its GARS." if determined.all() else
+               f"the compared pairs do not determine the tie threshold of {len(free)} pairs never compared under "
+               f"{framework.label} (the likelihood is flat along a direction that moves it), and GARS read every pair's "
+               "probabilities, so there are none: use a model with fewer tie factors (k_tie).")
         nan = np.full(K, np.nan)
         return Gars(score, scheme.name, source, interval_kind(tree), tuple(data.items), nan, nan, None,
-                    np.full((1, K), np.nan), len(ctx), True,
-                    ("the fit has no estimate (the MLE does not exist), so neither have its GARS.",))
+                    np.full((1, K), np.nan), len(ctx), True, (why,))
     theta_cov = stored_covariance(tree, "theta_cov")  # None for many items: then from the draws
     if theta_cov is not None:
         theta = tree["estimate"]["theta"].values

@@ -195,3 +195,17 @@ def test_predict_reports_no_number_for_undetermined_pairs(core_and_leaves):
     alone = fit.predict(names[a[determined]], names[b[determined]])
     assert "note" not in alone.attrs and alone["identified"].all()
     np.testing.assert_allclose(alone[columns].to_numpy(float), pred.loc[determined, columns].to_numpy(float))
+
+
+def test_gars_of_a_fit_that_leaves_pairs_free_has_no_number(core_and_leaves):
+    """GARS read every pair's probabilities: from a fit whose data do not determine some pairs' tie
+    thresholds they are NaN and say why; with one tie factor (nothing left free) they are numbers."""
+    from bayesrank import gars
+
+    m, missing, data = core_and_leaves
+    free = gars.from_fit(br.fit(br.Davidson(k_tie=3), data), "borda")
+    assert np.isnan(free.estimate).all()
+    never = m * (m - 1) // 2 - data.n_cells      # pairs never compared; the missing core pairs are determined
+    assert f"do not determine the tie threshold of {never - len(missing)} pairs" in free.warnings[0]
+    fixed = gars.from_fit(br.fit(br.Davidson(k_tie=1), data), "borda")
+    assert np.isfinite(fixed.estimate).all() and np.isfinite(fixed.se).all()
