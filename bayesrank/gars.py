@@ -470,7 +470,7 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
     graph = Graph.complete(K)
     source = f"{framework.label} by {method_of(tree).upper()}"
     warnings = []
-    determined = framework.determined(data, cells)
+    determined = framework.identified(data, cells)
     if not np.all(np.isfinite(point(tree, "score"))) or not determined.all():
         free = {(min(a, b), max(a, b)) for a, b in zip(cells["item_a"][~determined], cells["item_b"][~determined])}
         why = ("the fit has no estimate (the MLE does not exist), so neither have its GARS." if determined.all() else

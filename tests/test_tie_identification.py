@@ -166,13 +166,13 @@ def test_determined_thresholds_are_those_in_the_compared_rows_span(core_and_leav
     a, b = np.triu_indices(m, 1)
     rows = reference_map(m, 3, a, b)
     expected = np.linalg.norm(rows @ null, axis=1) < 1e-8 * np.linalg.norm(rows, axis=1)
-    got = fw.determined(prepared, {"item_a": a, "item_b": b})
+    got = fw.identified(prepared, {"item_a": a, "item_b": b})
     np.testing.assert_array_equal(got, expected)
     compared = np.isin(a * m + b, np.minimum(prepared.a, prepared.b) * m + np.maximum(prepared.a, prepared.b))
     assert got[compared].all()
     assert sorted(zip(a[~compared & got], b[~compared & got])) == missing
-    assert br.Davidson(k_tie=1).determined(prepared, {"item_a": a, "item_b": b}).all()  # nothing left flat
-    assert br.Davidson().determined(prepared, {"item_a": a, "item_b": b}).all()         # a global threshold
+    assert br.Davidson(k_tie=1).identified(prepared, {"item_a": a, "item_b": b}).all()  # nothing left flat
+    assert br.Davidson().identified(prepared, {"item_a": a, "item_b": b}).all()         # a global threshold
 
 
 def test_predict_reports_no_number_for_undetermined_pairs(core_and_leaves):
@@ -185,7 +185,7 @@ def test_predict_reports_no_number_for_undetermined_pairs(core_and_leaves):
     names = np.asarray(data.items, dtype=object)
     a, b = np.triu_indices(m, 1)
     pred = fit.predict(names[a], names[b])
-    determined = fw.determined(fw.prepare(data), {"item_a": a, "item_b": b})
+    determined = fw.identified(fw.prepare(data), {"item_a": a, "item_b": b})
     assert determined.any() and not determined.all()
     np.testing.assert_array_equal(pred["identified"].to_numpy(), determined)
     columns = [c for c in pred.columns if c.startswith("p_")]

@@ -292,7 +292,7 @@ class Framework:
         """
         return Findings()
 
-    def determined(self, data: Comparisons, cells: Mapping[str, np.ndarray]) -> np.ndarray:
+    def identified(self, data: Comparisons, cells: Mapping[str, np.ndarray]) -> np.ndarray:
         """Whether these data determine the model's outcome probabilities of each cell (default:
         every one). A cell they do not determine is one along whose probabilities the likelihood
         is exactly flat — the factored tie threshold of a pair never compared, with more tie

@@ -50,7 +50,7 @@ from bayesrank.model.framework import (
 )
 from bayesrank.model.structures import (
     dct_iv_basis,
-    determined_by,
+    in_row_space,
     dispersion_matrix,
     empirical_scores,
     free_real,
@@ -534,7 +534,7 @@ class _TieFramework(Framework):
         a, b, weights, threshold = self._compared_thresholds(data)
         return tie_coordinate_basis(data.n_items, self.k_tie, a, b, weights, threshold, _compared_key(data))
 
-    def determined(self, data, cells):
+    def identified(self, data, cells):
         """Whether the compared pairs determine each cell's tie threshold (the base class says
         what this is for): always with a global threshold or when the compared pairs identify every
         tie coordinate; otherwise where the pair's row of :meth:`tie_threshold_map` lies in the
@@ -549,7 +549,7 @@ class _TieFramework(Framework):
         b = np.asarray(cells["item_b"], dtype=np.int64)
         ca, cb, _, threshold = self._compared_thresholds(data)
         space = threshold_row_space(data.n_items, self.k_tie, ca, cb, threshold, _compared_key(data))
-        return determined_by(self.tie_threshold_map(data, a, b), space)
+        return in_row_space(self.tie_threshold_map(data, a, b), space)
 
     def _compared_thresholds(self, data):
         """The compared pairs ``(a, b)``, their comparisons and the threshold predictor on NumPy

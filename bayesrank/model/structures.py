@@ -309,7 +309,7 @@ def threshold_row_space(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold,
     return _ROW_SPACES[cache_key]
 
 
-def determined_by(rows: np.ndarray, space: tuple[np.ndarray, float] | None) -> np.ndarray:
+def in_row_space(rows: np.ndarray, space: tuple[np.ndarray, float] | None) -> np.ndarray:
     """Whether each row of the tie threshold map (a pair's threshold) lies in the compared pairs'
     span ``space`` of :func:`threshold_row_space` (True for every row when it is None)."""
     if space is None:

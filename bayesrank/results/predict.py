@@ -65,7 +65,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     the data: with many tie factors (the leaderbot paper's k_tie = 20 on arena-2024) the compared
     pairs leave directions of the tie factors flat, and a pair whose row of
     ``framework.tie_threshold_map(data, a, b)`` is not a combination of the compared pairs' rows
-    has a threshold the likelihood leaves free (:meth:`Framework.determined`): its three
+    has a threshold the likelihood leaves free (:meth:`Framework.identified`): its three
     probabilities and their intervals are NaN (MAP and NUTS alike: the fit fixed those directions
     at its minimum-norm choice, so a number would be that choice's, not the data's), and its
     ``identified`` is False (``models/arena-2024/table-d1.md`` counts such pairs).
@@ -119,7 +119,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
             probs = np.exp(structure.log_probs({v: point(tree, v) for v in names}, cells))
     if np.isnan(point(tree, "score")).any():  # no estimate (the MLE does not exist): no prediction
         probs = lower = upper = np.full_like(probs, np.nan)
-    determined = framework.determined(data, cells)
+    determined = framework.identified(data, cells)
     if not determined.all():  # never reported as a number: any value is as likely as the fit's
         probs, lower, upper = (np.where(determined[:, None], x, np.nan) for x in (probs, lower, upper))
         frame.attrs["note"] = (

@@ -251,7 +251,7 @@ def _tie_identification_text():
         compared[prepared.a[prepared.totals > 0], prepared.b[prepared.totals > 0]] = True
         a, b = np.triu_indices(prepared.n_items, 1)
         never = ~(compared | compared.T)[a, b]
-        determined = fw.determined(prepared, {"item_a": a[never], "item_b": b[never]})
+        determined = fw.identified(prepared, {"item_a": a[never], "item_b": b[never]})
         unidentified[fw.k_tie] = (int(never.sum()), int(np.sum(~determined)))
     n20, pairs, rank20, kept20 = counts[20]
     n10, _, rank10, kept10 = counts[10]
@@ -269,7 +269,7 @@ def _tie_identification_text():
             "the minimum-norm tie factor among the equally likely ones, and the parameter counts above are of that "
             f"basis. The scores and fitted probabilities do not depend on it. {full10}, {kept10} kept. "
             f"Of the {never} pairs never compared, {never - loose20} have k_tie = 20 thresholds the compared pairs "
-            "determine (their rows of the map are combinations of the compared pairs' rows: `framework.determined`); "
+            "determine (their rows of the map are combinations of the compared pairs' rows: `framework.identified`); "
             "for the other "
             f"{loose20} the data do not determine the threshold at all, and `fit.predict` reports no number for them "
             f"(NaN, `identified` False). With k_tie = 10, {unidentified[10][1]} such pairs.")
