@@ -540,16 +540,23 @@ class _TieFramework(Framework):
         tie coordinate; otherwise where the pair's row of :meth:`tie_threshold_map` lies in the
         span of the compared pairs' rows
         (:func:`~bayesrank.model.structures.threshold_row_space`, computed once per comparison
-        graph). The leaderbot paper's k_tie = 20 on arena-2024: 1,442 of the 4,801 pairs never
-        compared are not determined; with k_tie = 10, none."""
+        graph, and only when a pair never compared is asked about). The leaderbot paper's
+        k_tie = 20 on arena-2024: 1,442 of the 4,801 pairs never compared are not determined;
+        with k_tie = 10, none."""
         a = np.asarray(cells["item_a"], dtype=np.int64)
+        out = np.ones(a.shape, dtype=bool)
         basis = self.tie_basis(data)
         if basis is None or basis[0].shape[1] == basis[0].shape[0]:
-            return np.ones(a.shape, dtype=bool)
+            return out
         b = np.asarray(cells["item_b"], dtype=np.int64)
         ca, cb, _, threshold = self._compared_thresholds(data)
-        space = threshold_row_space(data.n_items, self.k_tie, ca, cb, threshold, _compared_key(data))
-        return in_row_space(self.tie_threshold_map(data, a, b), space)
+        compared = np.zeros((data.n_items,) * 2, dtype=bool)
+        compared[ca, cb] = compared[cb, ca] = True
+        never = ~compared[a, b]
+        if never.any():
+            space = threshold_row_space(data.n_items, self.k_tie, ca, cb, threshold, _compared_key(data))
+            out[never] = in_row_space(self.tie_threshold_map(data, a[never], b[never]), space)
+        return out
 
     def _compared_thresholds(self, data):
         """The compared pairs ``(a, b)``, their comparisons and the threshold predictor on NumPy
