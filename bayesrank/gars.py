@@ -470,10 +470,10 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
     graph = Graph.complete(K)
     source = f"{framework.label} by {method_of(tree).upper()}"
     warnings = []
-    determined = framework.identified(data, cells)
-    if not np.all(np.isfinite(point(tree, "score"))) or not determined.all():
-        free = {(min(a, b), max(a, b)) for a, b in zip(cells["item_a"][~determined], cells["item_b"][~determined])}
-        why = ("the fit has no estimate (the MLE does not exist), so neither have its GARS." if determined.all() else
+    identified = framework.identified(data, cells)
+    if not np.all(np.isfinite(point(tree, "score"))) or not identified.all():
+        free = {(min(a, b), max(a, b)) for a, b in zip(cells["item_a"][~identified], cells["item_b"][~identified])}
+        why = ("the fit has no estimate (the MLE does not exist), so neither have its GARS." if identified.all() else
                f"the compared pairs do not determine the tie threshold of {len(free)} pairs never compared under "
                f"{framework.label} (the likelihood is flat along a direction that moves it), and GARS read every pair's "
                "probabilities, so there are none: use a model with fewer tie factors (k_tie).")

@@ -199,6 +199,17 @@ def n_tie_coordinates(m: int, k: int) -> int:
 
 #: Bases of the identified tie coordinates already computed: (m, k, data key) → basis.
 _BASES: dict = {}
+#: Comparison graphs whose tie results (:data:`_BASES`, :data:`_ROW_SPACES`) are kept; the oldest go first.
+KEPT_GRAPHS = 64
+
+
+def _per_graph(store: dict, key, compute):
+    """``compute()`` kept in ``store`` under ``key`` (one comparison graph), at most :data:`KEPT_GRAPHS`."""
+    if key not in store:
+        store[key] = compute()
+        if len(store) > KEPT_GRAPHS:
+            store.pop(next(iter(store)))
+    return store[key]
 #: Directions of the tie coordinates whose curvature (eigenvalue of MᵀWM) is below this fraction
 #: of the largest are flat: below what float64 resolves in the fit's information (singular
 #: along them, :data:`bayesrank.inference.optimize.SINGULAR`).
@@ -250,8 +261,7 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
     curvature : ndarray
         ``(r,)`` the eigenvalues of MᵀWM along them, relative to the largest (in [RANK_TOL, 1]).
     """
-    cache_key = (m, k, key)
-    if cache_key not in _BASES:
+    def compute():
         M = tie_threshold_map(m, k, a, b, threshold)
         gram = M.T @ (np.asarray(weights, dtype=float)[:, None] * M)
         w, V = np.linalg.eigh(gram)
@@ -259,10 +269,9 @@ def tie_coordinate_basis(m: int, k: int, a: np.ndarray, b: np.ndarray, weights: 
         basis = V[:, kept][:, ::-1]
         # a fixed sign per column (eigh's is arbitrary): its largest entry positive
         top = basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])]
-        _BASES[cache_key] = (np.ascontiguousarray(basis * np.sign(top)), w[kept][::-1] / w[-1])
-        if len(_BASES) > 64:
-            _BASES.pop(next(iter(_BASES)))
-    return _BASES[cache_key]
+        return np.ascontiguousarray(basis * np.sign(top)), w[kept][::-1] / w[-1]
+
+    return _per_graph(_BASES, (m, k, key), compute)
 
 
 #: Row spaces of the compared pairs' tie threshold maps already computed: (m, k, data key) → space.
@@ -295,18 +304,16 @@ def threshold_row_space(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold,
         span's complement (the directions the likelihood is flat along); None when the compared
         pairs determine every tie coordinate (then every pair's threshold).
     """
-    cache_key = (m, k, key)
-    if cache_key not in _ROW_SPACES:
+    def compute():
         M = tie_threshold_map(m, k, a, b, threshold)
         Q, R, _ = scipy.linalg.qr(M.T, pivoting=True)  # Q square: its last n − r columns span the complement
         d = np.abs(np.diag(R))
         rank = int(np.sum(d > max(M.shape) * np.finfo(float).eps * d[0]))
         n = M.shape[1]
-        _ROW_SPACES[cache_key] = None if rank == n else (
+        return None if rank == n else (
             np.ascontiguousarray(Q[:, rank:]), max(1e-12, np.sqrt(n) * np.finfo(float).eps * d[0] / d[rank - 1]))
-        if len(_ROW_SPACES) > 64:
-            _ROW_SPACES.pop(next(iter(_ROW_SPACES)))
-    return _ROW_SPACES[cache_key]
+
+    return _per_graph(_ROW_SPACES, (m, k, key), compute)
 
 
 def in_row_space(rows: np.ndarray, space: tuple[np.ndarray, float] | None) -> np.ndarray:

@@ -61,7 +61,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
 
     Notes
     -----
-    A factored tie threshold (``k_tie`` > 0) of a pair never compared may not be determined by
+    A factored tie threshold (``k_tie`` > 0) of a pair never compared may not be identified by
     the data: with many tie factors (the leaderbot paper's k_tie = 20 on arena-2024) the compared
     pairs leave directions of the tie factors flat, and a pair whose row of
     ``framework.tie_threshold_map(data, a, b)`` is not a combination of the compared pairs' rows
@@ -119,14 +119,14 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
             probs = np.exp(structure.log_probs({v: point(tree, v) for v in names}, cells))
     if np.isnan(point(tree, "score")).any():  # no estimate (the MLE does not exist): no prediction
         probs = lower = upper = np.full_like(probs, np.nan)
-    determined = framework.identified(data, cells)
-    if not determined.all():  # never reported as a number: any value is as likely as the fit's
-        probs, lower, upper = (np.where(determined[:, None], x, np.nan) for x in (probs, lower, upper))
+    identified = framework.identified(data, cells)
+    if not identified.all():  # never reported as a number: any value is as likely as the fit's
+        probs, lower, upper = (np.where(identified[:, None], x, np.nan) for x in (probs, lower, upper))
         frame.attrs["note"] = (
-            f"{int(np.sum(~determined))} of {n} pairs were never compared and the compared pairs do not determine "
+            f"{int(np.sum(~identified))} of {n} pairs were never compared and the compared pairs do not determine "
             f"their tie threshold ({framework.label}: the likelihood is flat along a direction that moves it), so "
             "their probabilities are NaN; a model with fewer tie factors (k_tie) determines more pairs.")
-    frame["identified"] = determined
+    frame["identified"] = identified
     for k, outcome in enumerate(OUTCOMES):
         frame[f"p_{outcome}"] = probs[:, k]
         frame[f"p_{outcome}_lower"] = lower[:, k]
