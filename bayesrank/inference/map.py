@@ -207,6 +207,10 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         """Points off a plateau where the optimiser may stop (Framework.off_plateau)."""
         return [structure.natural.theta_for(moved, theta) for moved in framework.off_plateau(bound.natural(theta))]
 
+    def parted(theta):
+        """Points where coinciding items are parted (Framework.parted)."""
+        return [structure.natural.theta_for(moved, theta) for moved in framework.parted(bound.natural(theta))]
+
     # a concave log-likelihood goes to Newton's method from the start (optimize.py): a few
     # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
     # evaluations are cheaper by the compiled log-density
@@ -222,7 +226,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
 
     theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
                                 information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau,
+                                canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau, part=parted,
                                 information_product=lambda th: information_operator(bound, th, "observed"),
                                 concave=structure.concave, apart=apart,
                                 screened=screened if apart is not None else None)

@@ -51,6 +51,11 @@
    information has a negative eigenvalue (a saddle point: the gradient vanishes, so L-BFGS-B
    stops, and Newton's method cannot step), the phases run again from the best gaining point
    along that eigenvector (:func:`maximise`, :data:`SADDLE_ESCAPES`).
+7. Where a run ends with two Thurstonian items on one point of the latent space (``part``: s_ab → 0,
+   where every small move loses), one more run starts from the two parted and replaces the
+   estimate only where it ends higher (:data:`PARTINGS`): that point can be a trap the path fell
+   into (paper model 6 from a start moved by 1e-9: 0.6341583 there, 0.6341570 from the parted pair)
+   or the supremum on the boundary (paper model 17).
 
 The estimate returned is the ``canonical`` representative of its point (the signs of the
 Thurstonian t).
@@ -157,6 +162,11 @@ EDGE_CROSSINGS = 3
 #: run out, where the gradient vanishes): each gains. Paper model 17 on arena-2024 stopped at NLL
 #: 1.0048439 with two items' dispersions run out; a run from both shrunk back by e^-4 reached 1.0048137.
 PLATEAU_ESCAPES = 3
+#: Runs from a point where coinciding items are parted (:func:`maximise`'s ``part``): unlike the moves above
+#: the run starts lower and is kept only where it ends higher, so this bounds work that may be wasted (paper
+#: model 17 on arena-2024, whose supremum lies where solar / dolphin coincide: 5 s for a run that ends 8e-9
+#: per comparison higher with them coinciding again).
+PARTINGS = 1
 #: Runs continued from a saddle point along its direction of negative curvature (:func:`maximise`):
 #: each gains. Paper model 16 on arena-2024 on the compiled tier stopped at a gradient of 8e-10
 #: per comparison with the smallest eigenvalue −8.2e-10 per comparison; two escapes, then
@@ -229,6 +239,7 @@ def maximise(
     maxiter: int = 20000,
     edge: Callable[[np.ndarray], list[np.ndarray]] | None = None,
     plateau: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+    part: Callable[[np.ndarray], list[np.ndarray]] | None = None,
     **options,
 ) -> tuple[np.ndarray, dict]:
     """Maximise a log-likelihood (see the module docstring), crossing the edges of its chart and
@@ -251,6 +262,11 @@ def maximise(
         (:meth:`bayesrank.model.framework.Framework.off_plateau`: a Thurstonian item's dispersion run
         out); the best that gains starts another run, at most :data:`PLATEAU_ESCAPES` times — checked
         also before a run's L-BFGS-B restarts (:func:`maximise_in_chart`'s ``leave``).
+    part : callable, optional
+        θ ↦ points where items that coincide at θ are parted
+        (:meth:`bayesrank.model.framework.Framework.parted`). They lose, but the point reached may be a
+        trap rather than the supremum: when nothing else moves, a run from the first of them (at most
+        :data:`PARTINGS` times) replaces θ only where it ends higher.
     **options
         The other arguments of :func:`maximise_in_chart`.
 
@@ -259,10 +275,10 @@ def maximise(
     theta : ndarray
     info : dict
         As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings``,
-        ``plateau_escapes`` and ``saddle_escapes`` when there were any (so fits that need none
-        report what they did before).
+        ``plateau_escapes``, ``saddle_escapes`` and ``partings`` (runs from parted items, kept or
+        not) when there were any (so fits that need none report what they did before).
     """
-    crossings = escapes = plateaus = 0
+    crossings = escapes = plateaus = partings = 0
     asked = []  # the last answer of gaining_move: [(θ it was asked at, its answer)]
 
     def gaining_move(theta):
@@ -304,14 +320,21 @@ def maximise(
             candidates = _saddle_escapes(hessian, theta, grad, n)
             start = _best_gain(logp_dlogp, candidates, lp) if candidates else None
             escapes += start is not None
+        trial = start is None and part is not None and partings < PARTINGS and (parted := part(theta))
+        if trial:
+            start, partings = parted[0], partings + 1
         if start is None:
             break
         options.pop("start_hessian", None)  # (the approximate Hessian belongs to the first start)
-        theta, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
+        reached, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
         info = {key: info[key] + more.get(key, 0) for key in info}
+        if trial and not logp_dlogp(reached)[0] > logp_dlogp(theta)[0]:
+            break  # (the run from the parted items ends lower: θ stays, and nothing else moved from it)
+        theta = reached
     return theta, {**info, **({"edge_crossings": crossings} if crossings else {}),
                    **({"plateau_escapes": plateaus} if plateaus else {}),
-                   **({"saddle_escapes": escapes} if escapes else {})}
+                   **({"saddle_escapes": escapes} if escapes else {}),
+                   **({"partings": partings} if partings else {})}
 
 
 def _best_gain(logp_dlogp, candidates: list[np.ndarray], lp: float) -> np.ndarray | None:

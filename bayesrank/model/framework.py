@@ -243,6 +243,18 @@ class Framework:
         """
         return []
 
+    def parted(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+        """Points where items that ``values`` put on one point of a latent space are parted, in the
+        chart (natural variables → new values); empty (the default) where none coincide.
+
+        Unlike :meth:`across_edge` and :meth:`off_plateau` these points may lose: two coinciding
+        Thurstonian items (s_ab → 0) trap the optimiser where their own comparisons are fitted by
+        a ratio of two vanishing numbers (every small move loses), whether or not the likelihood's
+        supremum lies there. The MAP runs again from such a point and keeps that run only where it
+        ends higher (:func:`bayesrank.inference.optimize.maximise`).
+        """
+        return []
+
     def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
         """In words, what the estimate ``values`` means after the optimiser crossed the edge of
         :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when

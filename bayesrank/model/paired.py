@@ -294,19 +294,50 @@ def _off_plateau(framework, values):
 COINCIDE = 1e-8
 
 
-def _coinciding(framework, data, values) -> list:
+def _coinciding(framework, values) -> list:
     """Pairs of items whose raw dispersion s̃_ab ran to 0 (:data:`COINCIDE`): ``(a, b, ratio)``. (On
     arena-2024 model 17 the profile likelihood of the pair solar / dolphin, the rest held, falls
     monotonically as they part: by 5e-4 at t_a = t_b = 1e-4, 0.05 at 1e-2, 1.65 at 0.3.)"""
     if framework.k_cov is None:
         return []
+    a, b, pair = _pair_dispersions(values)
+    small = np.flatnonzero(pair < COINCIDE * np.median(pair))
+    return [(int(a[j]), int(b[j]), float(pair[j] / np.median(pair))) for j in small]
+
+
+def _pair_dispersions(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a, b, s̃_ab)`` over the pairs a < b: the raw dispersions t_a² + t_b² + ‖λ̃_a − λ̃_b‖²."""
     d = np.asarray(values["cov_t"], dtype=float) ** 2
     # (the loadings' part floored at 0: it is a squared distance, rounding may take it below)
     S = np.maximum(dispersion_matrix(d, values.get("cov_raw_loading")), d[:, None] + d[None, :])
     a, b = np.triu_indices(d.size, 1)
-    pair = S[a, b]
-    small = np.flatnonzero(pair < COINCIDE * np.median(pair))
-    return [(int(a[j]), int(b[j]), float(pair[j] / np.median(pair))) for j in small]
+    return a, b, S[a, b]
+
+
+#: Where coinciding items restart (:func:`_parted`): their own raw variances t² set so that their pair's
+#: dispersion s̃_ab is this multiple of the median pair's. Paper model 6 on arena-2024, from a start moved by
+#: 1e-9 of itself (the rounding of another path): stopped at NLL 0.6341583 with solar-10.7b-instruct-v1.0
+#: and dolphin-2.2.1-mistral-7b coinciding, where every step along the information's negative eigenvectors
+#: lost 2.0 in log-likelihood; runs from them parted at 0.1, 0.3 and 1.0 converged at the fit's usual
+#: maximum, 0.63415696. Model 16 (another pair, another path): 0.3 and 1.0 converged, 0.1 did not. (The
+#: median item's t is no measure: t = 0 for most items of a rank-3 covariance.)
+PARTED = 1.0
+
+
+def _parted(framework, values):
+    """Coinciding items (:func:`_coinciding`) parted: their raw t² set to :data:`PARTED` / 2 times the median
+    pair's dispersion s̃, means and loadings kept, moved back to the chart (:func:`_in_chart`). The
+    likelihood is lower there (the pair's own comparisons lose their fitted odds); the optimiser runs
+    again from it and keeps that run only where it ends higher (:meth:`Framework.parted`)."""
+    pairs = _coinciding(framework, values)
+    if not pairs:
+        return []
+    items = np.unique([[a, b] for a, b, _ in pairs])
+    moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
+    moved["cov_t"][items] = np.sqrt(PARTED * np.median(_pair_dispersions(values)[2]) / 2)
+    if framework.k_cov:
+        moved["cov_raw_loading"] = np.array(values["cov_raw_loading"], dtype=float)
+    return [_in_chart(framework, moved)]
 
 
 def _thurstonian_findings(framework, data, values):
@@ -315,7 +346,7 @@ def _thurstonian_findings(framework, data, values):
     (:func:`_runaway`) although the optimiser tried smaller ones (:func:`_off_plateau`) — the
     likelihood's supremum then approached as their variance grows without bound."""
     items = _runaway(framework, values)
-    pairs = _coinciding(framework, data, values)
+    pairs = _coinciding(framework, values)
     warnings, diagnostics = [], {}
     for a, b, ratio in pairs:
         met = ((data.a == a) & (data.b == b)) | ((data.a == b) & (data.b == a))
@@ -324,8 +355,10 @@ def _thurstonian_findings(framework, data, values):
         warnings.append(
             f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space: their dispersion "
             f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
-            f"every other item and {own}: the likelihood's supremum lies on the boundary s_ab = 0 (a degenerate "
-            "covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
+            f"every other item and {own}. A MAP fit runs once more from the two parted (their own variance set to "
+            "half the median pair's dispersion) and keeps that run only where it ends higher, so the estimate has them coinciding "
+            "after that restart too: as far as it shows, the likelihood's supremum lies on the boundary s_ab = 0 (a "
+            "degenerate covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
             "values reported are those at the point reached, and Wald intervals there are not meaningful. Compare with "
             "k_cov=0 or k_cov=None.")
     if pairs:
@@ -433,6 +466,9 @@ class BradleyTerry(Framework):
 
     def off_plateau(self, values):
         return _off_plateau(self, values)
+
+    def parted(self, values):
+        return _parted(self, values)
 
     def findings(self, data, point, draws):
         return _thurstonian_findings(self, data, point)
@@ -638,6 +674,9 @@ class _TieFramework(Framework):
 
     def off_plateau(self, values):
         return _off_plateau(self, values)
+
+    def parted(self, values):
+        return _parted(self, values)
 
     def findings(self, data, point, draws):
         return _thurstonian_findings(self, data, point)
