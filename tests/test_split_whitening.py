@@ -1,6 +1,6 @@
 """Whitened L-BFGS-B phases with coordinates whitened by construction scaled apart
-(optimize._whitening's ``apart``): the factored tie coordinates of a log-concave link are stretched
-to unit curvature of the thresholds, so only the other coordinates need a dense eigendecomposition.
+(optimize._whitening's ``apart``): the factored tie coordinates are stretched to unit curvature of the
+thresholds on their basis, so only the other coordinates need a dense eigendecomposition.
 
 References here: the block-diagonal T written out as a dense matrix in NumPy, and the whitening
 property Tᵀ |A| T = 1 on each block, checked with numpy's own eigendecomposition.
@@ -67,10 +67,11 @@ def test_whitened_phases_with_coordinates_apart_reach_the_maximum(monkeypatch):
 
 @pytest.mark.parametrize("framework, apart", [
     (br.Davidson(k_tie=3, k_cov=0), True),
-    (br.RaoKupper(k_tie=3, k_cov=0), False),  # η = softplus(h): not log-concave in the tie coordinates
+    (br.RaoKupper(k_tie=3, k_cov=0), True),   # (η = softplus(h): the block may be indefinite, still diagonal)
     (br.Davidson(k_cov=0), False),            # no tie factors
+    (br.RaoKupper(k_cov=3), False),
 ])
-def test_tie_coordinates_are_whitened_by_construction_for_a_log_concave_link(arena, framework, apart):
+def test_factored_tie_coordinates_are_whitened_by_construction(arena, framework, apart):
     prepared = framework.prepare(arena)
     structure = compiled(framework, prepared, prior="flat")
     mask = structure.whitened_columns

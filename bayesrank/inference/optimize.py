@@ -140,7 +140,8 @@ CHORD_PATIENCE = 10
 #: rank-3 Thurstonian models with k_tie = 10 (1,882 coordinates) need it — paper model 29 on
 #: arena-2024 converged with it (1014 L-BFGS-B + 8 Newton iterations, one edge crossing) where
 #: the diagonal scaling alone stopped unconverged after 6394 + 11. The Rao–Kupper k_tie = 20 models
-#: with a Thurstonian covariance (2,586 and 2,967 coordinates, none whitened by construction) gain
+#: with a Thurstonian covariance (2,586 and 2,967 coordinates, their tie coordinates then whitened with
+#: the rest; scaled apart since, as Davidson's: :meth:`Framework.whitened_by_construction`) gained
 #: from it too: a single-precision whitening costs them 1.2-2 s, the shifted steps beyond this size
 #: (:data:`SHIFTS`) an information each — second fits (cheap tier, two at a time) 14: 11.2 s against
 #: 19.5 s, 18: 53.8 against 86.9 s CPU, the same NLLs (the Davidson model 30 then took 46.6 s against

@@ -543,12 +543,15 @@ class _TieFramework(Framework):
             free_real("eta_raw", prior, self.priors.tie)
 
     def whitened_by_construction(self):
-        # with a log-concave link every cell's curvature in h is positive, so the tie coordinates' block of
-        # the information is positive and nearly diagonal on their basis; Rao–Kupper's η = softplus(h)
-        # is not log-concave in h, and that block can be indefinite (paper model 14 on arena-2024, scaled
-        # apart: 525 whitened iterations and 6 Newton steps, 19.9 s CPU; whitened with the rest: 89 and
-        # 1, 11.2 s)
-        return (TIE_COORDINATES,) if self.k_tie and self.link in LOG_CONCAVE else ()
+        # the tie coordinates' basis is orthonormal in the thresholds' curvature (tie_basis), so their block
+        # of the information stays nearly diagonal. With a log-concave link (Davidson) it is positive; with
+        # Rao–Kupper's η = softplus(h) it may be indefinite, and scaled by its |diagonal| it serves as well:
+        # on arena-2024 (same hour, two processes at a time, a warm fit on the compiled tier) paper model 18
+        # took 8.5 s instead of 16.7 s to the same maximum, 16 1.5 s instead of 3.3 s (the same maximum), 17
+        # 6.8 s instead of 12.7 s and stopped higher (1.0048136064 against 1.0048136888, not converged either
+        # way: coinciding items), 14 the same path (517 / 2 iterations). Before the parted restart
+        # (optimize.PARTINGS), model 17 stopped at 1.0048172 this way.
+        return (TIE_COORDINATES,) if self.k_tie else ()
 
     def tie_basis(self, data):
         """An orthonormal basis of the tie coordinates the compared pairs identify and the curvature
