@@ -71,15 +71,18 @@ def test_maximise_uses_the_shifted_steps_beyond_the_whitened_size(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dense_max, path", [(None, "whitened"), (2000, "shifted")])
+@pytest.mark.parametrize("dense_max, path", [(None, "whitened"), (100, "shifted")])
 def test_paper_model_14_reaches_its_maximum(monkeypatch, dense_max, path):
     """Paper model 14 (Rao–Kupper k_tie = 20, k_cov = 0; 2,586 coordinates) on arena-2024 leaves its
     first phase where the information has two negative eigenvalues. A whitened phase (the default) or,
-    with the whitened size lowered below 2,586, the shifted steps, then Newton's method finish, at the
-    maximum that 3,278 more diagonal L-BFGS-B iterations reached before them (NLL 1.004672330298088)."""
+    with the whitened size lowered below the 256 coordinates it whitens densely, the shifted steps, then
+    Newton's method finish, at the maximum that 3,278 more diagonal L-BFGS-B iterations reached before them
+    (NLL 1.004672330298088). (The fit itself leaves that point by a plateau escape, and the next run needs
+    neither: the escapes are turned off here, to reach these paths on a real model.)"""
     import bayesrank as br
     from bayesrank.papers import leaderbot_model
 
+    monkeypatch.setattr(optimize, "PLATEAU_ESCAPES", 0)
     if dense_max is not None:
         monkeypatch.setattr(optimize, "DENSE_PRECONDITIONER_MAX", dense_max)
     ran = []
