@@ -399,8 +399,36 @@ def _cov_coords(k_cov, coords):
     return coords
 
 
+class _ThurstonianMoves:
+    """What Bradley–Terry, Rao–Kupper and Davidson share about their scores' optional Thurstonian
+    covariance: the start of the MAP, its chart's moves (canonical signs, edge crossings, plateau
+    escapes, parted items) and the findings at the estimate. Listed before :class:`Framework` in their
+    bases, so these override its defaults."""
+
+    def initial_values(self, data):
+        return _initial_values(self, data)
+
+    def canonical(self, values):
+        return _canonical(self, values)
+
+    def across_edge(self, values):
+        return _across_edge(self, values)
+
+    def edge_description(self, values, crossings):
+        return _edge_description(self, values, crossings)
+
+    def off_plateau(self, values):
+        return _off_plateau(self, values)
+
+    def parted(self, values):
+        return _parted(self, values)
+
+    def findings(self, data, point, draws):
+        return _thurstonian_findings(self, data, point)
+
+
 @dataclass(frozen=True)
-class BradleyTerry(Framework):
+class BradleyTerry(_ThurstonianMoves, Framework):
     """Bradley–Terry: P(a ≻ b) = σ(x_a − x_b).
 
     Parameters
@@ -452,27 +480,6 @@ class BradleyTerry(Framework):
     def predictors(self, data):
         return {"d": with_style(_score_predictor(self.k_cov), data)}
 
-    def initial_values(self, data):
-        return _initial_values(self, data)
-
-    def canonical(self, values):
-        return _canonical(self, values)
-
-    def across_edge(self, values):
-        return _across_edge(self, values)
-
-    def edge_description(self, values, crossings):
-        return _edge_description(self, values, crossings)
-
-    def off_plateau(self, values):
-        return _off_plateau(self, values)
-
-    def parted(self, values):
-        return _parted(self, values)
-
-    def findings(self, data, point, draws):
-        return _thurstonian_findings(self, data, point)
-
 
 def _compared_key(data) -> str:
     """A digest of the compared pairs and their numbers of comparisons: what the identified tie
@@ -494,7 +501,7 @@ def _global_threshold(u, cells):
 
 
 @dataclass(frozen=True)
-class _TieFramework(Framework):
+class _TieFramework(_ThurstonianMoves, Framework):
     """Shared code of Rao–Kupper and Davidson (global or factored tie thresholds)."""
 
     k_tie: int = field(default=0, metadata={"help": "rank of the factored tie threshold (0: one global threshold)"})
@@ -662,27 +669,6 @@ class _TieFramework(Framework):
             h = Predictor(inputs, _factored_threshold, linear=True,
                           constants={"phi_a": Local("tie_basis", "item_a"), "phi_b": Local("tie_basis", "item_b")})
         return {"d": with_style(_score_predictor(self.k_cov), data), "h": h}
-
-    def initial_values(self, data):
-        return _initial_values(self, data)
-
-    def canonical(self, values):
-        return _canonical(self, values)
-
-    def across_edge(self, values):
-        return _across_edge(self, values)
-
-    def edge_description(self, values, crossings):
-        return _edge_description(self, values, crossings)
-
-    def off_plateau(self, values):
-        return _off_plateau(self, values)
-
-    def parted(self, values):
-        return _parted(self, values)
-
-    def findings(self, data, point, draws):
-        return _thurstonian_findings(self, data, point)
 
     def reported(self):
         names = ["score"]
