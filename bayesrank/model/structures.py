@@ -210,6 +210,8 @@ def _per_graph(store: dict, key, compute):
         if len(store) > KEPT_GRAPHS:
             store.pop(next(iter(store)))
     return store[key]
+
+
 #: Directions of the tie coordinates whose curvature (eigenvalue of MᵀWM) is below this fraction
 #: of the largest are flat: below what float64 resolves in the fit's information (singular
 #: along them, :data:`bayesrank.inference.optimize.SINGULAR`).
