@@ -265,7 +265,7 @@ def maximise(
         also before a run's L-BFGS-B restarts (:func:`maximise_in_chart`'s ``leave``).
     part : callable, optional
         θ ↦ points where items that coincide at θ are parted
-        (:meth:`bayesrank.model.framework.Framework.parted`). They lose, but the point reached may be a
+        (:meth:`bayesrank.model.framework.Framework.parted`). They may lose, and the point reached may be a
         trap rather than the supremum: when nothing else moves, a run from the first of them (at most
         :data:`PARTINGS` times) replaces θ only where it ends higher.
     **options
