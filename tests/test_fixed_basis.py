@@ -77,6 +77,15 @@ def test_the_operation_rejects_what_it_does_not_compute(basis):
         FixedBasisProduct()(pt.constant(basis), pt.vector("x"))  # a float64 basis
 
 
+def test_shapes_are_inferred_without_pytensors_deprecated_signature(basis):
+    # PyTensor 3.3 warns at the class's definition when its infer_shape still takes fgraph
+    subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", "import bayesrank.model.fixed_basis"],
+                   check=True)
+    rows = pt.matrix("rows")
+    shape = pytensor.function([rows], fixed_basis_times(basis, rows).shape)
+    assert tuple(shape(np.zeros((4, 260)))) == (4, 300)
+
+
 def test_the_hot_tier_uses_numbas_loops_not_the_object_mode_fallback():
     from pytensor.link.numba.dispatch import basic
 

@@ -74,8 +74,9 @@ class FixedBasisProduct(Op):
         wide = _wide(basis)
         outputs[0][0] = x @ wide if self.transposed else x @ wide.T
 
-    def infer_shape(self, fgraph, node, shapes):
-        basis_shape, x_shape = shapes
+    def infer_shape(self, *args):
+        # (node, shapes) since PyTensor 3.3, which warns about the older (fgraph, node, shapes)
+        basis_shape, x_shape = args[-1]
         return [(*x_shape[:-1], basis_shape[1] if self.transposed else basis_shape[0])]
 
     def pullback(self, inputs, outputs, cotangents):
