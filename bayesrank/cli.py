@@ -172,6 +172,9 @@ def _add_fit_args(fit) -> None:
                           "halves and reweighted pairs), bootstrap (of the comparisons) or none (point "
                           "estimates only: no se, intervals or rank intervals)")
     fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
+    fit.add_argument("--restarts", type=int, default=None, metavar="K",
+                     help="MAP of a log-likelihood that is not concave (Thurstonian --k-cov): K more optimiser runs "
+                          "from starts moved at random (seeded by --seed); the highest end point is the estimate")
     fit.add_argument("--reweight", action="store_true",
                      help="weight every pair by the inverse of its number of comparisons (Chatbot Arena's option)")
     fit.add_argument("--elo", action="store_true", help="show Elo ratings (1000 + 400 score / ln 10) in the table")
@@ -464,8 +467,9 @@ def _fit_kwargs(args) -> dict:
     if args.method == "map":
         return dict(method="map", information=args.information, n_draws=args.n_draws,
                     random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
-                    n_boot=args.n_boot, reweight=args.reweight)
-    for flag, value in (("--intervals", args.intervals), ("--reweight", args.reweight or None)):
+                    n_boot=args.n_boot, reweight=args.reweight, restarts=args.restarts or 0)
+    for flag, value in (("--intervals", args.intervals), ("--reweight", args.reweight or None),
+                        ("--restarts", args.restarts)):
         if value is not None:
             raise BayesrankError(f"{flag} applies to --method map (NUTS intervals are posterior quantiles).")
     return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,

@@ -41,6 +41,23 @@ def simulate_counts(scores, n_per_pair, rng, eta=None):
     return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
 
 
+def items_subset(data, keep):
+    """The cells of ``data`` between the items of ``keep`` (indices), as their own Comparisons."""
+    names = np.array(data.items, dtype=object)
+    sel = np.array([a in keep and b in keep for a, b in zip(data.a, data.b)])
+    return br.Comparisons.from_cells(names[data.a[sel]], names[data.b[sel]], data.wins_a[sel], data.wins_b[sel],
+                                     data.ties[sel])
+
+
+def around(data, name, k):
+    """``name`` and the ``k`` items it met most, with the cells between them (:func:`items_subset`)."""
+    f = list(data.items).index(name)
+    met = (data.a == f) | (data.b == f)
+    totals = np.zeros(data.n_items)
+    np.add.at(totals, np.where(data.a[met] == f, data.b[met], data.a[met]), data.totals[met])
+    return items_subset(data, set(np.argsort(-totals)[:k]) | {f})
+
+
 def random_cells(m, rng, high, keep=lambda i, j: True):
     """Cells of the pairs (i, j), i < j, of m items ``m0``, ``m1``, … that ``keep`` keeps, with
     counts of a wins, b wins and ties drawn uniformly from 1 to ``high`` − 1."""

@@ -20,13 +20,7 @@ from scipy.optimize import minimize_scalar
 import bayesrank as br
 from bayesrank.inference.compiled import compiled
 from bayesrank.model import paired
-
-
-def items_subset(data, keep):
-    names = np.array(data.items, dtype=object)
-    sel = np.array([a in keep and b in keep for a, b in zip(data.a, data.b)])
-    return br.Comparisons.from_cells(names[data.a[sel]], names[data.b[sel]], data.wins_a[sel], data.wins_b[sel],
-                                     data.ties[sel])
+from tests.conftest import around, items_subset
 
 
 def loglik(structure, bound, values):
@@ -81,11 +75,7 @@ def test_dispersion_on_the_boundary_is_said_in_words(every_ninth):
 @pytest.fixture(scope="module")
 def around_falcon(arena):
     """20 items: falcon-180b-chat and the 19 it met most (the item model 17 ran out on the full data)."""
-    f = list(arena.items).index("falcon-180b-chat")
-    met = (arena.a == f) | (arena.b == f)
-    totals = np.zeros(arena.n_items)
-    np.add.at(totals, np.where(arena.a[met] == f, arena.b[met], arena.a[met]), arena.totals[met])
-    return items_subset(arena, set(np.argsort(-totals)[:19]) | {f})
+    return around(arena, "falcon-180b-chat", 19)
 
 
 def test_off_plateau_candidates_gain_and_stay_in_chart(around_falcon):
@@ -240,21 +230,19 @@ def test_a_run_leaves_after_its_first_phase_where_a_point_across_an_edge_gains(m
 
 
 @pytest.mark.slow
-def test_model_17_leaves_the_plateau_and_names_the_boundary(arena):
+def test_model_17_leaves_the_plateau_and_the_coinciding_pair_for_an_interior_maximum(arena):
     """Main stopped at NLL 1.0048439 with falcon-180b-chat and zephyr-7b-alpha run out and solar / dolphin
     coinciding; one plateau escape after the L-BFGS-B restarts reached 1.0048199, leaving the plateau
-    before them (one escape and an edge crossing) 1.0048137, the pair still coinciding."""
+    before them (one escape and an edge crossing) 1.0048137, the pair still coinciding after the parted run.
+    The run from a moved start (optimize.MOVED_RUNS) converges at an interior maximum, 1.0048109."""
     from bayesrank.papers import leaderbot_model
 
     fit = br.fit(leaderbot_model(17), arena)
-    # (whether the first run stops on the plateau depends on the optimiser's path: both runs timed did)
-    assert "runaway_dispersion" not in fit.diagnostics
-    # leaving the plateau before the L-BFGS-B restarts: 1.0048137 (after them, as before: 1.0048199)
-    assert fit.nll < 1.004816 and fit.diagnostics["plateau_escapes"] >= 1
-    pairs = {frozenset(p[:2]) for p in fit.diagnostics["coinciding_items"]}
-    assert frozenset({"solar-10.7b-instruct-v1.0", "dolphin-2.2.1-mistral-7b"}) in pairs
-    assert any("coincide in the Thurstonian latent space" in w for w in fit.warnings)
-    assert fit.diagnostics["existence_check"] == "locked cells"  # (not the linear programme's 224 s)
+    # (whether the first run stops on the plateau depends on the optimiser's path: the runs timed did)
+    assert "runaway_dispersion" not in fit.diagnostics and fit.diagnostics["plateau_escapes"] >= 1
+    assert fit.diagnostics["moved_runs"] == 1 and "coinciding_items" not in fit.diagnostics
+    assert fit.converged and fit.nll < 1.004812
+    assert all(np.isfinite(fit.tree["estimate"][f"{v}_se"].values).all() for v in ("score", "cov_diag"))
 
 
 def test_coinciding_items_are_parted_and_the_run_kept_where_it_ends_higher(around_falcon, monkeypatch):
@@ -294,7 +282,9 @@ def test_coinciding_items_are_parted_and_the_run_kept_where_it_ends_higher(aroun
                       loglik(structure, bound, moved))
 
     # a trapped estimate: the first of these pairs (each trapped on both tiers in a scan) whose fit stops there
+    # (neither parted nor moved runs; the parted run alone below)
     monkeypatch.setattr(optimize, "PARTINGS", 0)
+    monkeypatch.setattr(optimize, "MOVED_RUNS", 0)
     tried = []
     for a, b in [(8, 11), (2, 5), (5, 6), (10, 11), (2, 8), (3, 16), (9, 10), (11, 16)]:
         trapped = br.fit(fw, around_falcon, init=together(a, b))
@@ -318,6 +308,12 @@ def test_coinciding_items_are_parted_and_the_run_kept_where_it_ends_higher(aroun
     assert freed.converged and "coinciding_items" not in freed.diagnostics and freed.nll < trapped.nll - 1e-5
     # (whether this path stops at the pair again depends on its rounding: where it did, the parted run freed it)
     assert freed.diagnostics.get("partings", 0) == int(any(ends)) and ends[-1] is False
+    # without the parting, the run from a moved start (optimize.MOVED_RUNS) leaves the trap as well
+    monkeypatch.setattr(optimize, "maximise_in_chart", run)
+    monkeypatch.setattr(optimize, "PARTINGS", 0)
+    monkeypatch.setattr(optimize, "MOVED_RUNS", 1)
+    left = br.fit(fw, around_falcon, init=together(a, b))
+    assert left.converged and left.diagnostics["moved_runs"] == 1 and "coinciding_items" not in left.diagnostics
 
 
 def test_a_run_from_parted_items_is_dropped_where_it_ends_lower():
@@ -341,9 +337,40 @@ def test_a_run_from_parted_items_is_dropped_where_it_ends_lower():
 
     theta, info = optimize.maximise(logp_dlogp, hessian, np.full(2, 2.5), 1.0, part=part)
     np.testing.assert_allclose(theta, 3.0, atol=1e-4)  # the higher bump kept
-    assert info["partings"] == 1 and len(asked) == 1
+    # (the pair "still coincides": one run from a moved start follows, and reaches the same top)
+    assert info["partings"] == 1 and info["moved_runs"] == 1 and len(asked) == 2
     # from the lower bump's side, the run from the parted point ends higher and replaces θ
     theta, info = optimize.maximise(logp_dlogp, hessian, np.full(2, -2.5), 1.0,
                                     part=lambda th: [np.full(2, 2.5)] if th[0] < 0 else [])
     np.testing.assert_allclose(theta, 3.0, atol=1e-4)
-    assert info["partings"] == 1
+    assert info["partings"] == 1 and "moved_runs" not in info
+
+
+def test_a_run_from_a_moved_start_follows_where_the_parted_run_ends_lower(monkeypatch):
+    """Where the items still coincide after the parting, one run starts from a moved start of the run
+    (optimize.moved_starts, seeded 0) and replaces θ where it ends higher. Toy: the two bumps above, the run
+    starting on the lower one, its parting staying there; the moved start (patched) on the higher one's side."""
+    from bayesrank.inference import optimize
+
+    def logp_dlogp(theta):
+        low, high = np.exp(-np.sum((theta + 3) ** 2)), 2 * np.exp(-np.sum((theta - 3) ** 2))
+        return float(np.log(low + high)), (-2 * (theta + 3) * low - 2 * (theta - 3) * high) / (low + high)
+
+    def hessian(theta, h=1e-5):
+        return np.array([(logp_dlogp(theta + h * e)[1] - logp_dlogp(theta - h * e)[1]) / (2 * h)
+                         for e in np.eye(theta.size)])
+
+    moved_from = []
+
+    def moved_starts(x0, count, rng):
+        moved_from.append((x0.copy(), count, rng.integers(1 << 30)))
+        return [np.full(2, 2.5)]
+
+    monkeypatch.setattr(optimize, "moved_starts", moved_starts)
+    start = np.full(2, -2.5)
+    theta, info = optimize.maximise(logp_dlogp, hessian, start, 1.0,
+                                    part=lambda th: [np.full(2, -2.4)] if th[0] < 0 else [])
+    np.testing.assert_allclose(theta, 3.0, atol=1e-4)
+    assert info["partings"] == 1 and info["moved_runs"] == 1
+    (x0, count, drawn), = moved_from
+    assert np.array_equal(x0, start) and count == 1 and drawn == np.random.default_rng(0).integers(1 << 30)

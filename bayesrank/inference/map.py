@@ -47,7 +47,7 @@ from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                               complete_screened, information, information_operator, inverse_factor)
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
-from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise
+from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise, moved_starts, runs_from_starts
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import INTERVALS, Framework
 
@@ -62,6 +62,10 @@ MAXITER = 20000
 #: of :meth:`Framework.covariances` (``attrs["covariance_stored"] = 0``; 10,000 items would
 #: store 800 MB each). The results layer then takes contrasts from the asymptotic-normal draws.
 DENSE_COVARIANCE_MAX = 1000
+#: Runs of a multi-start fit (``restarts``) that end within this many log-likelihood units per comparison
+#: of the highest reached the same maximum: one maximum's runs agree to ~1e-16 per comparison (their
+#: NLLs to the last digit or two), other maxima of the rank-3 Thurstonian models differ by 1e-8-1e-5.
+RESTART_AGREEMENT = 1e-10
 #: How each interval method makes an interval (``estimate.attrs["interval"]``; Wald otherwise).
 INTERVAL_KIND = {"bootstrap": "quantile", "none": "none"}
 #: How each information matrix is described in the fit.
@@ -83,6 +87,7 @@ def fit_map(
     intervals: str | None = None,
     n_boot: int = 1000,
     reweight: bool = False,
+    restarts: int = 0,
 ) -> xr.DataTree:
     """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty.
 
@@ -114,13 +119,20 @@ def fit_map(
         Bootstrap replicates.
     reweight : bool
         Weight every pair by the inverse of its comparison count (:mod:`bayesrank.data.weights`).
+    restarts : int
+        Further runs of the optimiser, each from the start moved at random
+        (:func:`~bayesrank.inference.optimize.moved_starts`, seeded by ``random_seed``), for a
+        log-likelihood that is not concave (the Thurstonian covariance models: which of their maxima
+        a run reaches depends on its start); the highest end point is the estimate. Ignored for a
+        concave log-likelihood (one maximum).
 
     Returns
     -------
     xarray.DataTree
         See :mod:`bayesrank.inference.tree`; ``attrs["bayesrank_diagnostics"]`` reports
         ``converged``, ``grad_norm``, the optimiser's iterations, the smallest eigenvalue of
-        the information, ``mle_exists`` and timings.
+        the information, ``mle_exists`` and timings; with restarts run, ``restarts``, ``start_nlls``
+        (every run's end, the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
     if kind not in ("observed", "expected"):
@@ -138,6 +150,8 @@ def fit_map(
     if intervals == "bootstrap" and (isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer))
                                      or n_boot < 2):
         raise ModelSpecError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
+    if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
+        raise ModelSpecError(f"restarts must be a non-negative integer, got {restarts!r}.")
     if intervals == "bootstrap" and any(framework.covariances().values()):
         raise ModelSpecError(f"{framework.label}: bootstrap intervals are not available for a model with a "
                              "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
@@ -145,7 +159,8 @@ def fit_map(
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
     # compete with each other and with other processes (bench/README.md)
     with _threads().limit(limits=1):
-        return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight)
+        return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight,
+                        restarts)
 
 
 @cache
@@ -155,7 +170,7 @@ def _threads() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight):
+def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight, restarts):
     t0, compile0 = time.perf_counter(), backend.compile_seconds()
     # point estimates only (intervals="none"): no covariance, no standard errors, no draws
     uncertainty = intervals != "none"
@@ -182,6 +197,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         return np.negative(matrix, out=matrix)  # (in its own memory: one n × n array fewer)
 
     x0 = bound.x0 if init is None else np.asarray(init, dtype=float)
+
     def canonical(theta):
         moved = framework.canonical(bound.natural(theta))
         return theta if moved is None else structure.natural.theta_for(moved, theta)
@@ -224,12 +240,23 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         matrix = information(bound, theta, "observed", apart=apart)
         return matrix, lambda: complete_screened(bound, theta, matrix, apart)
 
-    theta, optimiser = maximise(logp_dlogp, hessian, x0, n, maxiter,
-                                information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                                canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau, part=parted,
-                                information_product=lambda th: information_operator(bound, th, "observed"),
-                                concave=structure.concave, apart=apart,
-                                screened=screened if apart is not None else None)
+    def run(start):
+        return maximise(logp_dlogp, hessian, start, n, maxiter,
+                        information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
+                        canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau, part=parted,
+                        information_product=lambda th: information_operator(bound, th, "observed"),
+                        concave=structure.concave, apart=apart, screened=screened if apart is not None else None)
+
+    starts = [x0]
+    if restarts and not structure.concave:  # (the draws' generator stays as without restarts)
+        starts += moved_starts(x0, restarts, np.random.default_rng(None if random_seed is None else [random_seed, 1]))
+    runs = runs_from_starts(run, logp_dlogp, starts)
+    best_start = _chosen_run(runs, n)
+    theta, optimiser = runs[best_start][:2]
+    if len(starts) > 1:
+        optimiser = {**optimiser, "restarts": restarts, "start_nlls": [-value / n for *_, value, _ in runs],
+                     "start_grad_norms": [grad / n for *_, grad in runs], "best_start": best_start}
+        notes += _restart_notes(runs, best_start, n)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):
@@ -415,6 +442,44 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
                     diagnostics=diagnostics, warnings=notes)
+
+
+def _chosen_run(runs: list[tuple], n: float) -> int:
+    """The run of a multi-start fit that gives the estimate (``runs``: :func:`runs_from_starts`'s): the
+    highest end among the runs that reached a stationary point (largest gradient entry below
+    :data:`GRADIENT_TOL` per comparison; among all runs where none did), and of the runs within
+    :data:`RESTART_AGREEMENT` of it (the same maximum) the first — the model's own start where it got there."""
+    stationary = [k for k, (*_, grad) in enumerate(runs) if grad / n < GRADIENT_TOL] or list(range(len(runs)))
+    top = max(runs[k][2] for k in stationary)
+    return next(k for k in stationary if (top - runs[k][2]) / n <= RESTART_AGREEMENT)
+
+
+def _restart_notes(runs: list[tuple], best: int, n: float) -> list[str]:
+    """What the runs of a multi-start fit say, in words: nothing where every run reached the estimate's
+    maximum (within :data:`RESTART_AGREEMENT`); else how many ended lower, by how much and how many of
+    those short of a stationary point, and any that ended higher short of one (:func:`_chosen_run` keeps
+    the stationary)."""
+    top = runs[best][2]
+    lower = [(value, grad) for *_, value, grad in runs if (top - value) / n > RESTART_AGREEMENT]
+    higher = [value for *_, value, _ in runs if (value - top) / n > RESTART_AGREEMENT]
+    if not lower and not higher:
+        return []
+    start = "the model's own start" if best == 0 else f"moved start {best}"
+    said = [f"the log-likelihood is not concave and where the optimiser ends depends on its start ({len(runs)} runs: "
+            f"the model's own start and {len(runs) - 1} moved at random; diagnostics['start_nlls'], "
+            f"['start_grad_norms']); the estimate is the end of the run from {start}."]
+    if lower:
+        gap = top - min(value for value, _ in lower)
+        short = sum(grad / n >= GRADIENT_TOL for _, grad in lower)
+        said.append(f"{len(lower)} run{'s' * (len(lower) != 1)} ended lower, by up to {gap:.3g} in log-likelihood ({gap / n:.2e} per "
+                    f"comparison), {short} of them short of a stationary point; more restarts may find a higher "
+                    "maximum.")
+    if higher:
+        gap = max(higher) - top
+        said.append(f"{len(higher)} run{'s' * (len(higher) != 1)} ended higher, by up to {gap:.3g} in log-likelihood, but short of a stationary "
+                    "point: the estimate is not the likelihood's highest point — a higher maximum, or a supremum "
+                    "on a boundary of the model (see the other warnings), lies where those runs were heading.")
+    return [" ".join(said)]
 
 
 def _coordinates(framework: Framework, prepared: Comparisons, used: tuple[str, ...], n_draws: int

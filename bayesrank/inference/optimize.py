@@ -53,9 +53,16 @@
    along that eigenvector (:func:`maximise`, :data:`SADDLE_ESCAPES`).
 7. Where a run ends with two Thurstonian items on one point of the latent space (``part``: s_ab → 0,
    where every small move loses), one more run starts from the two parted and replaces the
-   estimate only where it ends higher (:data:`PARTINGS`): that point can be a trap the path fell
-   into (paper model 6 from a start moved by 1e-9: 0.6341583 there, 0.6341570 from the parted pair)
-   or the supremum on the boundary (paper model 17).
+   estimate only where it ends higher (:data:`PARTINGS`), and where they still coincide, one from a
+   moved start of the run (:data:`MOVED_RUNS`): that point can be a trap the path fell into (paper
+   model 6 from a start moved by 1e-9: 0.6341583 there, 0.6341570 from the parted pair; paper model
+   17: 1.0048136 there after the parting, 1.0048109 from the moved start) or the supremum on the
+   boundary.
+
+8. A log-likelihood that is not concave may have several maxima, and which one a run reaches depends
+   on its start — even on the rounding of it. On request (``restarts``), runs from starts moved at
+   random (:func:`moved_starts`) follow the run from the model's own start (:func:`runs_from_starts`);
+   the caller keeps the best end point.
 
 The estimate returned is the ``canonical`` representative of its point (the signs of the
 Thurstonian t).
@@ -165,9 +172,15 @@ EDGE_CROSSINGS = 3
 PLATEAU_ESCAPES = 3
 #: Runs from a point where coinciding items are parted (:func:`maximise`'s ``part``): unlike the moves above
 #: the run starts lower and is kept only where it ends higher, so this bounds work that may be wasted (paper
-#: model 17 on arena-2024, whose supremum lies where solar / dolphin coincide: 5 s for a run that ends 8e-9
-#: per comparison higher with them coinciding again).
+#: model 17 on arena-2024, trapped where solar / dolphin coincide: 5 s for a run that ends 8e-9 per comparison
+#: higher with them coinciding again; the moved start of :data:`MOVED_RUNS` then leaves the trap).
 PARTINGS = 1
+#: Runs from a moved start of the run (:func:`moved_starts`, seeded 0, 1, …) where items still coincide after
+#: the partings: kept only where they end higher, as those. A point where items coincide can be a trap the
+#: path from its start falls into, and a nearby start may not pass by it (paper model 17 on arena-2024, from
+#: its own start and the parted pair, ended at NLL 1.0048136 with solar / dolphin coinciding; every one of
+#: four moved starts converged at an interior maximum, 1.0048108-1.0048109).
+MOVED_RUNS = 1
 #: Runs continued from a saddle point along its direction of negative curvature (:func:`maximise`):
 #: each gains. Paper model 16 on arena-2024 on the compiled tier stopped at a gradient of 8e-10
 #: per comparison with the smallest eigenvalue −8.2e-10 per comparison; two escapes, then
@@ -213,6 +226,10 @@ NEWTON_TRIAL = 5
 #: 1/8 of Newton's step, which raised the gradient sevenfold, and the next step gained 35 times as much
 #: (ending the trial there took model 30 1,912 L-BFGS-B iterations instead of 1,117).
 TRIAL_CONTRACTION = 0.5
+#: The starts of a multi-start fit (:func:`moved_starts`) multiply each coordinate of the model's start by
+#: 1 + RESTART_SCALE ε, ε standard normal: far enough for another path (starts moved by 1e-9 of themselves
+#: already reach other maxima of the rank-3 Thurstonian models), near enough to stay in the start's region.
+RESTART_SCALE = 0.1
 
 
 def diagonal_scaling(information_diag: np.ndarray, n: float) -> np.ndarray:
@@ -279,7 +296,8 @@ def maximise(
         ``plateau_escapes``, ``saddle_escapes`` and ``partings`` (runs from parted items, kept or
         not) when there were any (so fits that need none report what they did before).
     """
-    crossings = escapes = plateaus = partings = 0
+    crossings = escapes = plateaus = partings = moved = 0
+    settled = False  # nothing but a trial run moves from θ (the trials so far ended lower)
     asked = []  # the last answer of gaining_move: [(θ it was asked at, its answer)]
 
     def gaining_move(theta):
@@ -311,31 +329,73 @@ def maximise(
     # a concave log-likelihood has no saddle points; a symmetry's orbits are flat, not negative
     saddles = not options.get("concave") and options.get("gauge") is None
     while info["iterations"] < maxiter:
-        move = gaining_move(theta)
-        asked.clear()  # (the escapes left change below)
-        kind, start = move if move is not None else (None, None)
-        crossings += kind == "edge"
-        plateaus += kind == "plateau"
-        if start is None and saddles and escapes < SADDLE_ESCAPES:
-            lp, grad = logp_dlogp(theta)
-            candidates = _saddle_escapes(hessian, theta, grad, n)
-            start = _best_gain(logp_dlogp, candidates, lp) if candidates else None
-            escapes += start is not None
-        trial = start is None and part is not None and partings < PARTINGS and (parted := part(theta))
-        if trial:
+        start = None
+        if not settled:
+            move = gaining_move(theta)
+            asked.clear()  # (the escapes left change below)
+            kind, start = move if move is not None else (None, None)
+            crossings += kind == "edge"
+            plateaus += kind == "plateau"
+            if start is None and saddles and escapes < SADDLE_ESCAPES:
+                lp, grad = logp_dlogp(theta)
+                candidates = _saddle_escapes(hessian, theta, grad, n)
+                start = _best_gain(logp_dlogp, candidates, lp) if candidates else None
+                escapes += start is not None
+        # trials, where items coincide at θ: a run from them parted, then one from a moved start
+        trial = start is None and part is not None and (partings < PARTINGS or moved < MOVED_RUNS) \
+            and (parted := part(theta))
+        if trial and partings < PARTINGS:
             start, partings = parted[0], partings + 1
+        elif trial:
+            start, moved = moved_starts(x0, 1, np.random.default_rng(moved))[0], moved + 1
         if start is None:
             break
         options.pop("start_hessian", None)  # (the approximate Hessian belongs to the first start)
         reached, more = maximise_in_chart(logp_dlogp, hessian, start, n, maxiter - info["iterations"], **options)
         info = {key: info[key] + more.get(key, 0) for key in info}
         if trial and not logp_dlogp(reached)[0] > logp_dlogp(theta)[0]:
-            break  # (the run from the parted items ends lower: θ stays, and nothing else moved from it)
-        theta = reached
+            settled = True  # (the trial run ends lower: θ stays, and nothing else moved from it)
+            continue
+        theta, settled = reached, False
     return theta, {**info, **({"edge_crossings": crossings} if crossings else {}),
                    **({"plateau_escapes": plateaus} if plateaus else {}),
                    **({"saddle_escapes": escapes} if escapes else {}),
-                   **({"partings": partings} if partings else {})}
+                   **({"partings": partings} if partings else {}), **({"moved_runs": moved} if moved else {})}
+
+
+def moved_starts(x0: np.ndarray, count: int, rng: np.random.Generator,
+                 scale: float = RESTART_SCALE) -> list[np.ndarray]:
+    """``count`` starts θ₀ ⊙ (1 + ``scale`` ε), ε standard normal (:data:`RESTART_SCALE`): each
+    coordinate moved in proportion to itself, so a coordinate the model starts at 0 (a score, a
+    threshold) stays there and the others keep their sign and order of magnitude."""
+    return [x0 * (1.0 + scale * rng.standard_normal(x0.shape)) for _ in range(count)]
+
+
+def runs_from_starts(run: Callable[[np.ndarray], tuple[np.ndarray, dict]],
+                     logp_dlogp: Callable[[np.ndarray], tuple[float, np.ndarray]],
+                     starts: list[np.ndarray]) -> list[tuple[np.ndarray, dict, float, float]]:
+    """Run the optimiser from each start.
+
+    Parameters
+    ----------
+    run : callable
+        start ↦ ``(θ, info)``, as :func:`maximise`.
+    logp_dlogp : callable
+        θ ↦ (log-likelihood, gradient).
+    starts : list of ndarray
+
+    Returns
+    -------
+    list of tuple
+        For each start in turn, ``(θ, info, ℓ, largest gradient entry)`` at the run's end (ℓ = −inf where it
+        is not finite).
+    """
+    ends = []
+    for start in starts:
+        theta, info = run(start)
+        value, grad = logp_dlogp(theta)
+        ends.append((theta, info, float(value) if np.isfinite(value) else -np.inf, float(np.max(np.abs(grad)))))
+    return ends
 
 
 def _best_gain(logp_dlogp, candidates: list[np.ndarray], lp: float) -> np.ndarray | None:

@@ -250,8 +250,8 @@ class Framework:
         Unlike :meth:`across_edge` and :meth:`off_plateau` these points may lose: two coinciding
         Thurstonian items (s_ab → 0) trap the optimiser where their own comparisons are fitted by
         a ratio of two vanishing numbers (every small move loses), whether or not the likelihood's
-        supremum lies there. The MAP runs again from such a point and keeps that run only where it
-        ends higher (:func:`bayesrank.inference.optimize.maximise`).
+        supremum lies there. The MAP runs again from such a point, and then from a moved start, and keeps
+        such a run only where it ends higher (:func:`bayesrank.inference.optimize.maximise`).
         """
         return []
 

@@ -356,11 +356,12 @@ def _thurstonian_findings(framework, data, values):
             f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space: their dispersion "
             f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
             f"every other item and {own}. A MAP fit runs once more from the two parted (their own variance set to "
-            "half the median pair's dispersion) and keeps that run only where it ends higher, so the estimate has them coinciding "
-            "after that restart too: as far as it shows, the likelihood's supremum lies on the boundary s_ab = 0 (a "
-            "degenerate covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not attained and the information is singular; the "
-            "values reported are those at the point reached, and Wald intervals there are not meaningful. Compare with "
-            "k_cov=0 or k_cov=None.")
+            "half the median pair's dispersion) and once from a moved start, and keeps such a run only where it ends "
+            "higher, so the estimate has them coinciding after those runs too: as far as they show, the likelihood's "
+            "supremum lies on the boundary s_ab = 0 (a degenerate covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not "
+            "attained and the information is singular; the values reported are those at the point reached, and Wald "
+            "intervals there are not meaningful. Such a point can also be a trap of the optimiser's path: fit again "
+            "with restarts=K (more starts), and compare with k_cov=0 or k_cov=None.")
     if pairs:
         diagnostics["coinciding_items"] = [[str(data.items[a]), str(data.items[b]), ratio] for a, b, ratio in pairs]
     if not items.size:

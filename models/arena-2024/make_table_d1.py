@@ -285,8 +285,9 @@ def _stalled_text(full):
                          "the 1e-6 tolerance: the optimiser did not reach a maximum, so no Wald intervals are reported.")
             said = next((w for w in r.get("warnings", []) if "coincide in the Thurstonian latent space" in w), None)
             if said:  # the fit's own reason, in its words
-                parts.append(f" The fit says why: {said.split(':')[0]} (pair dispersion run to 0), so the "
-                             "likelihood's supremum lies on a degenerate covariance the model never attains.")
+                parts.append(f" The fit says why: {said.split(':')[0]} (pair dispersion run to 0): the "
+                             "likelihood's supremum lies on a degenerate covariance the model never attains, or "
+                             "the optimiser's path is trapped there (a fit with more starts, restarts=K, tells).")
         elif r["min_information_eigenvalue"] is None:
             parts.append(f" {what} stops at a gradient of {r['grad_norm']:.0e} per comparison where the observed "
                          "information is not positive definite (its Cholesky factorisation failed, so no eigenvalue "

@@ -1,0 +1,64 @@
+"""Multi-start MAP fits (``restarts``) of models whose log-likelihood is not concave: where each run from a
+moved start ends, against the run from the model's own start.
+
+    .venv/bin/python bench/restarts.py [--restarts 4] [--seed 0] [--models 3,6,15,16,17,27] > bench/results/restarts.md
+
+One process, BLAS pinned to one thread, every fit on the compiled tier (``BAYESRANK_JIT=always``: the tiers
+round differently, and a non-concave fit's path follows its rounding); each model is fitted once without
+restarts first (compiling its log-density), then timed with them (CPU seconds of the whole multi-start
+fit). Models: Table D.1 rows on arena-2024, and Bradley–Terry (ties dropped, k_cov = 3) on
+dolphin-2.2.1-mistral-7b and the 29 items it met most (the case of ``tests/test_restarts.py``).
+"""
+
+import argparse
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("BAYESRANK_JIT", "always")  # every fit on the compiled tier: the paths of one tier
+
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' data helpers
+
+import bayesrank as br  # noqa: E402
+from bayesrank.inference.map import GRADIENT_TOL, RESTART_AGREEMENT  # noqa: E402
+from bayesrank.papers import leaderbot_model  # noqa: E402
+from tests.conftest import around  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--restarts", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--models", default="3,6,15,16,17,27")
+    args = parser.parse_args()
+    arena = br.load("arena-2024")
+    cases = [(f"Table D.1 model {mid}", leaderbot_model(mid), arena) for mid in map(int, args.models.split(","))]
+    cases.append(("BT (drop), k_cov = 3, around dolphin (30 items)", br.BradleyTerry(ties="drop", k_cov=3),
+                  around(arena, "dolphin-2.2.1-mistral-7b", 29)))
+    print(f"# Multi-start MAP fits ({args.restarts} restarts, seed {args.seed})\n")
+    print("NLL per comparison at the end of each run (run 0: the model's own start); **bold**: the estimate. "
+          f"Runs within {RESTART_AGREEMENT:g} per comparison of the estimate reached its maximum; † marks a run "
+          f"that stopped short of a stationary point (largest gradient entry ≥ {GRADIENT_TOL:g} per comparison).\n")
+    print("| case | " + " | ".join(f"run {k}" for k in range(args.restarts + 1)) + " | estimate − run 0 (log-lik.) "
+          "| converged | CPU s |")
+    print("|---|" + "---|" * (args.restarts + 4))
+    for label, framework, data in cases:
+        br.fit(framework, data)
+        start = time.process_time()
+        fit = br.fit(framework, data, restarts=args.restarts, random_seed=args.seed)
+        seconds = time.process_time() - start
+        d = fit.diagnostics
+        cells = []
+        for k, (nll, grad) in enumerate(zip(d["start_nlls"], d["start_grad_norms"])):
+            text = f"{nll:.10f}" + (" †" if grad >= GRADIENT_TOL else "")
+            cells.append(f"**{text}**" if k == d["best_start"] else text)
+        gain = (d["start_nlls"][0] - d["start_nlls"][d["best_start"]]) * fit.model_data.n_comparisons
+        print(f"| {label} | " + " | ".join(cells) + f" | {gain:.3g} | {fit.converged} | {seconds:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
