@@ -316,18 +316,20 @@ def test_coinciding_items_are_parted_and_the_run_kept_where_it_ends_higher(aroun
     assert left.converged and left.diagnostics["moved_runs"] == 1 and "coinciding_items" not in left.diagnostics
 
 
+def two_bumps(theta):
+    """A toy log-likelihood with two concave bumps, the lower at −3 and the higher at +3, and its gradient."""
+    low, high = np.exp(-np.sum((theta + 3) ** 2)), 2 * np.exp(-np.sum((theta - 3) ** 2))
+    return float(np.log(low + high)), (-2 * (theta + 3) * low - 2 * (theta - 3) * high) / (low + high)
+
+
+def two_bumps_hessian(theta, h=1e-5):
+    return np.array([(two_bumps(theta + h * e)[1] - two_bumps(theta - h * e)[1]) / (2 * h) for e in np.eye(theta.size)])
+
+
 def test_a_run_from_parted_items_is_dropped_where_it_ends_lower():
     """The run from a parted point replaces θ only where it ends higher, and runs at most PARTINGS times.
     Toy: two concave bumps, θ at the top of the higher one, ``part`` proposing the lower one's side."""
     from bayesrank.inference import optimize
-
-    def logp_dlogp(theta):
-        low, high = np.exp(-np.sum((theta + 3) ** 2)), 2 * np.exp(-np.sum((theta - 3) ** 2))
-        return float(np.log(low + high)), (-2 * (theta + 3) * low - 2 * (theta - 3) * high) / (low + high)
-
-    def hessian(theta, h=1e-5):
-        return np.array([(logp_dlogp(theta + h * e)[1] - logp_dlogp(theta - h * e)[1]) / (2 * h)
-                         for e in np.eye(theta.size)])
 
     asked = []
 
@@ -335,12 +337,12 @@ def test_a_run_from_parted_items_is_dropped_where_it_ends_lower():
         asked.append(theta.copy())
         return [np.full(2, -2.5)]
 
-    theta, info = optimize.maximise(logp_dlogp, hessian, np.full(2, 2.5), 1.0, part=part)
+    theta, info = optimize.maximise(two_bumps, two_bumps_hessian, np.full(2, 2.5), 1.0, part=part)
     np.testing.assert_allclose(theta, 3.0, atol=1e-4)  # the higher bump kept
     # (the pair "still coincides": one run from a moved start follows, and reaches the same top)
     assert info["partings"] == 1 and info["moved_runs"] == 1 and len(asked) == 2
     # from the lower bump's side, the run from the parted point ends higher and replaces θ
-    theta, info = optimize.maximise(logp_dlogp, hessian, np.full(2, -2.5), 1.0,
+    theta, info = optimize.maximise(two_bumps, two_bumps_hessian, np.full(2, -2.5), 1.0,
                                     part=lambda th: [np.full(2, 2.5)] if th[0] < 0 else [])
     np.testing.assert_allclose(theta, 3.0, atol=1e-4)
     assert info["partings"] == 1 and "moved_runs" not in info
@@ -352,14 +354,6 @@ def test_a_run_from_a_moved_start_follows_where_the_parted_run_ends_lower(monkey
     starting on the lower one, its parting staying there; the moved start (patched) on the higher one's side."""
     from bayesrank.inference import optimize
 
-    def logp_dlogp(theta):
-        low, high = np.exp(-np.sum((theta + 3) ** 2)), 2 * np.exp(-np.sum((theta - 3) ** 2))
-        return float(np.log(low + high)), (-2 * (theta + 3) * low - 2 * (theta - 3) * high) / (low + high)
-
-    def hessian(theta, h=1e-5):
-        return np.array([(logp_dlogp(theta + h * e)[1] - logp_dlogp(theta - h * e)[1]) / (2 * h)
-                         for e in np.eye(theta.size)])
-
     moved_from = []
 
     def moved_starts(x0, count, rng):
@@ -368,7 +362,7 @@ def test_a_run_from_a_moved_start_follows_where_the_parted_run_ends_lower(monkey
 
     monkeypatch.setattr(optimize, "moved_starts", moved_starts)
     start = np.full(2, -2.5)
-    theta, info = optimize.maximise(logp_dlogp, hessian, start, 1.0,
+    theta, info = optimize.maximise(two_bumps, two_bumps_hessian, start, 1.0,
                                     part=lambda th: [np.full(2, -2.4)] if th[0] < 0 else [])
     np.testing.assert_allclose(theta, 3.0, atol=1e-4)
     assert info["partings"] == 1 and info["moved_runs"] == 1
