@@ -123,8 +123,8 @@ def fit_map(
         Further runs of the optimiser, each from the start moved at random
         (:func:`~bayesrank.inference.optimize.moved_starts`, seeded by ``random_seed``), for a
         log-likelihood that is not concave (the Thurstonian covariance models: which of their maxima
-        a run reaches depends on its start); the highest end point is the estimate. Ignored for a
-        concave log-likelihood (one maximum).
+        a run reaches depends on its start); the estimate is the highest end that reached a stationary
+        point (the highest of all where none did). Ignored for a concave log-likelihood (one maximum).
 
     Returns
     -------
@@ -132,7 +132,7 @@ def fit_map(
         See :mod:`bayesrank.inference.tree`; ``attrs["bayesrank_diagnostics"]`` reports
         ``converged``, ``grad_norm``, the optimiser's iterations, the smallest eigenvalue of
         the information, ``mle_exists`` and timings; with restarts run, ``restarts``, ``start_nlls``
-        (every run's end, the model's own start first) and ``best_start``.
+        and ``start_grad_norms`` (every run's end, the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
     if kind not in ("observed", "expected"):
@@ -247,16 +247,16 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
                         information_product=lambda th: information_operator(bound, th, "observed"),
                         concave=structure.concave, apart=apart, screened=screened if apart is not None else None)
 
-    starts = [x0]
     if restarts and not structure.concave:  # (the draws' generator stays as without restarts)
-        starts += moved_starts(x0, restarts, np.random.default_rng(None if random_seed is None else [random_seed, 1]))
-    runs = runs_from_starts(run, logp_dlogp, starts)
-    best_start = _chosen_run(runs, n)
-    theta, optimiser = runs[best_start][:2]
-    if len(starts) > 1:
+        moved = moved_starts(x0, restarts, np.random.default_rng(None if random_seed is None else [random_seed, 1]))
+        runs = runs_from_starts(run, logp_dlogp, [x0, *moved])
+        best_start = _chosen_run(runs, n)
+        theta, optimiser = runs[best_start][:2]
         optimiser = {**optimiser, "restarts": restarts, "start_nlls": [-value / n for *_, value, _ in runs],
                      "start_grad_norms": [grad / n for *_, grad in runs], "best_start": best_start}
         notes += _restart_notes(runs, best_start, n)
+    else:
+        theta, optimiser = run(x0)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
 
     def reduced(matrix):
