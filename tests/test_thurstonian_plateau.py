@@ -308,12 +308,14 @@ def test_coinciding_items_are_parted_and_the_run_kept_where_it_ends_higher(aroun
     assert freed.converged and "coinciding_items" not in freed.diagnostics and freed.nll < trapped.nll - 1e-5
     # (whether this path stops at the pair again depends on its rounding: where it did, the parted run freed it)
     assert freed.diagnostics.get("partings", 0) == int(any(ends)) and ends[-1] is False
-    # without the parting, the run from a moved start (optimize.MOVED_RUNS) leaves the trap as well
-    monkeypatch.setattr(optimize, "maximise_in_chart", run)
+    # without the parting, the run from a moved start (optimize.MOVED_RUNS) leaves the trap as well (where the
+    # path stops at the pair: as above, that depends on its rounding)
     monkeypatch.setattr(optimize, "PARTINGS", 0)
     monkeypatch.setattr(optimize, "MOVED_RUNS", 1)
+    ends.clear()
     left = br.fit(fw, around_falcon, init=together(a, b))
-    assert left.converged and left.diagnostics["moved_runs"] == 1 and "coinciding_items" not in left.diagnostics
+    assert left.converged and "coinciding_items" not in left.diagnostics
+    assert left.diagnostics.get("moved_runs", 0) == int(any(ends)) and ends[-1] is False
 
 
 def two_bumps(theta):
