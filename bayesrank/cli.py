@@ -468,10 +468,11 @@ def _fit_kwargs(args) -> dict:
         return dict(method="map", information=args.information, n_draws=args.n_draws,
                     random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
                     n_boot=args.n_boot, reweight=args.reweight, restarts=args.restarts or 0)
-    for flag, value in (("--intervals", args.intervals), ("--reweight", args.reweight or None),
-                        ("--restarts", args.restarts)):
+    for flag, value, why in (("--intervals", args.intervals, "NUTS intervals are posterior quantiles"),
+                             ("--reweight", args.reweight or None, "NUTS intervals are posterior quantiles"),
+                             ("--restarts", args.restarts, "NUTS runs its own chains from their own starts: --chains")):
         if value is not None:
-            raise BayesrankError(f"{flag} applies to --method map (NUTS intervals are posterior quantiles).")
+            raise BayesrankError(f"{flag} applies to --method map ({why}).")
     return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
                 sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
                 whiten=args.whiten, geometry_tuned=args.geometry_tuned)
