@@ -58,7 +58,6 @@
    model 6 from a start moved by 1e-9: 0.6341583 there, 0.6341570 from the parted pair; paper model
    17: 1.0048136 there after the parting, 1.0048109 from the moved start) or the supremum on the
    boundary.
-
 8. A log-likelihood that is not concave may have several maxima, and which one a run reaches depends
    on its start — even on the rounding of it. On request (``restarts``), runs from starts moved at
    random (:func:`moved_starts`) follow the run from the model's own start (:func:`runs_from_starts`);
@@ -284,7 +283,8 @@ def maximise(
         θ ↦ points where items that coincide at θ are parted
         (:meth:`bayesrank.model.framework.Framework.parted`). They may lose, and the point reached may be a
         trap rather than the supremum: when nothing else moves, a run from the first of them (at most
-        :data:`PARTINGS` times) replaces θ only where it ends higher.
+        :data:`PARTINGS` times) replaces θ only where it ends higher, and where items still coincide then,
+        so does a run from a moved start of ``x0`` (:func:`moved_starts`, at most :data:`MOVED_RUNS` times).
     **options
         The other arguments of :func:`maximise_in_chart`.
 
@@ -293,8 +293,8 @@ def maximise(
     theta : ndarray
     info : dict
         As :func:`maximise_in_chart`, summed over the runs, and ``edge_crossings``,
-        ``plateau_escapes``, ``saddle_escapes`` and ``partings`` (runs from parted items, kept or
-        not) when there were any (so fits that need none report what they did before).
+        ``plateau_escapes``, ``saddle_escapes``, ``partings`` (runs from parted items, kept or not) and
+        ``moved_runs`` (likewise) when there were any (so fits that need none report what they did before).
     """
     crossings = escapes = plateaus = partings = moved = 0
     settled = False  # nothing but a trial run moves from θ (the trials so far ended lower)
