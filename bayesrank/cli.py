@@ -173,8 +173,9 @@ def _add_fit_args(fit) -> None:
                           "estimates only: no se, intervals or rank intervals)")
     fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
     fit.add_argument("--restarts", type=int, default=None, metavar="K",
-                     help="MAP of a log-likelihood that is not concave (Thurstonian --k-cov): K more optimiser runs "
-                          "from starts moved at random (seeded by --seed); the highest end point is the estimate")
+                     help="MAP of a log-likelihood that is not concave (Rao-Kupper, Thurstonian --k-cov, judge "
+                          "discriminations): K more optimiser runs from starts moved at random (seeded by --seed); "
+                          "the highest end at a stationary point is the estimate")
     fit.add_argument("--reweight", action="store_true",
                      help="weight every pair by the inverse of its number of comparisons (Chatbot Arena's option)")
     fit.add_argument("--elo", action="store_true", help="show Elo ratings (1000 + 400 score / ln 10) in the table")

@@ -122,9 +122,10 @@ def fit_map(
     restarts : int
         Further runs of the optimiser, each from the start moved at random
         (:func:`~bayesrank.inference.optimize.moved_starts`, seeded by ``random_seed``), for a
-        log-likelihood that is not concave (the Thurstonian covariance models: which of their maxima
-        a run reaches depends on its start); the estimate is the highest end that reached a stationary
-        point (the highest of all where none did). Ignored for a concave log-likelihood (one maximum).
+        log-likelihood that is not concave (Rao–Kupper's threshold, the Thurstonian covariance, judge
+        discriminations: which of its maxima a run reaches depends on its start); the estimate is the
+        highest end that reached a stationary point (the highest of all where none did). Ignored for a
+        concave log-likelihood (one maximum).
 
     Returns
     -------
@@ -471,15 +472,21 @@ def _restart_notes(runs: list[tuple], best: int, n: float) -> list[str]:
     if lower:
         gap = top - min(value for value, _ in lower)
         short = sum(grad / n >= GRADIENT_TOL for _, grad in lower)
-        said.append(f"{len(lower)} run{'s' * (len(lower) != 1)} ended lower, by up to {gap:.3g} in log-likelihood ({gap / n:.2e} per "
+        said.append(f"{_runs(len(lower))} ended lower, by up to {gap:.3g} in log-likelihood ({gap / n:.2e} per "
                     f"comparison), {short} of them short of a stationary point; more restarts may find a higher "
                     "maximum.")
     if higher:
         gap = max(higher) - top
-        said.append(f"{len(higher)} run{'s' * (len(higher) != 1)} ended higher, by up to {gap:.3g} in log-likelihood, but short of a stationary "
-                    "point: the estimate is not the likelihood's highest point — a higher maximum, or a supremum "
-                    "on a boundary of the model (see the other warnings), lies where those runs were heading.")
+        said.append(f"{_runs(len(higher))} ended higher, by up to {gap:.3g} in log-likelihood, but short of a "
+                    "stationary point: the estimate is not the likelihood's highest point — a higher maximum, or "
+                    "a supremum on a boundary of the model (see the other warnings), lies where those runs were "
+                    "heading.")
     return [" ".join(said)]
+
+
+def _runs(count: int) -> str:
+    """``"1 run"``, ``"3 runs"``."""
+    return f"{count} run" + "s" * (count != 1)
 
 
 def _coordinates(framework: Framework, prepared: Comparisons, used: tuple[str, ...], n_draws: int

@@ -558,7 +558,8 @@ class _TieFramework(_ThurstonianMoves, Framework):
         # took 8.5 s instead of 16.7 s to the same maximum, 16 1.5 s instead of 3.3 s (the same maximum), 17
         # 6.8 s instead of 12.7 s and stopped higher (1.0048136064 against 1.0048136888, not converged either
         # way: coinciding items), 14 the same path (517 / 2 iterations). Before the parted restart
-        # (optimize.PARTINGS), model 17 stopped at 1.0048172 this way.
+        # (optimize.PARTINGS), model 17 stopped at 1.0048172 this way; since the moved run after it
+        # (optimize.MOVED_RUNS), 17 converges at 1.0048108557.
         return (TIE_COORDINATES,) if self.k_tie else ()
 
     def tie_basis(self, data):
