@@ -47,3 +47,9 @@ def test_readme_shell_blocks_run(tmp_path, block):
 def test_readme_names_the_setup_commands():
     text = README.read_text()
     assert all(cmd in text for cmd in SETUP)
+
+
+def test_ci_runs_the_setup_commands():
+    """CI's script runs both set-up commands itself (a missing install step fails CI, not a user)."""
+    commands = [line.split("#")[0].strip() for line in (README.parent / ".ci" / "run").read_text().splitlines()]
+    assert all(cmd in commands for cmd in SETUP)
