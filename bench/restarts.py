@@ -42,10 +42,13 @@ def main():
     print(f"# Multi-start MAP fits ({args.restarts} restarts, seed {args.seed})\n")
     print("NLL per comparison at the end of each run (run 0: the model's own start); **bold**: the estimate. "
           f"Runs within {RESTART_AGREEMENT:g} per comparison of the estimate reached its maximum; † marks a run "
-          f"that stopped short of a stationary point (largest gradient entry ≥ {GRADIENT_TOL:g} per comparison).\n")
+          f"that stopped short of a stationary point (largest gradient entry ≥ {GRADIENT_TOL:g} per comparison), "
+          "‡ one that ended at a boundary of the model (`diagnostics['start_boundaries']`, listed below the "
+          "table).\n")
     print("| case | " + " | ".join(f"run {k}" for k in range(args.restarts + 1)) + " | estimate − run 0 (log-lik.) "
           "| converged | CPU s |")
     print("|---|" + "---|" * (args.restarts + 4))
+    boundaries = []
     for label, framework, data in cases:
         br.fit(framework, data)
         start = time.process_time()
@@ -53,11 +56,14 @@ def main():
         seconds = time.process_time() - start
         d = fit.diagnostics
         cells = []
-        for k, (nll, grad) in enumerate(zip(d["start_nlls"], d["start_grad_norms"])):
-            text = f"{nll:.10f}" + (" †" if grad >= GRADIENT_TOL else "")
+        for k, (nll, grad, at) in enumerate(zip(d["start_nlls"], d["start_grad_norms"], d["start_boundaries"])):
+            text = f"{nll:.10f}" + (" †" if grad >= GRADIENT_TOL else "") + (" ‡" if at else "")
+            boundaries += [f"- {label}, run {k}: {'; '.join(at)}"] if at else []
             cells.append(f"**{text}**" if k == d["best_start"] else text)
         gain = (d["start_nlls"][0] - d["start_nlls"][d["best_start"]]) * fit.model_data.n_comparisons
         print(f"| {label} | " + " | ".join(cells) + f" | {gain:.3g} | {fit.converged} | {seconds:.1f} |", flush=True)
+    if boundaries:
+        print("\nWhere the runs marked ‡ ended:\n\n" + "\n".join(boundaries))
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ def test_off_plateau_candidates_gain_and_stay_in_chart(around_falcon):
     lp_out = loglik(structure, bound, out)
     assert np.isclose(bound.logp_dlogp(structure.natural.theta_for(out, theta))[0], lp_out)
     assert list(paired._runaway(fw, out)) == [a]
+    assert fw.boundaries(prepared, out) == ["the Thurstonian dispersion of falcon-180b-chat ran out"]
     candidates = fw.off_plateau(out)
     assert candidates
     for c in candidates:  # each in the chart: θ reproduces it exactly
@@ -119,6 +120,7 @@ def test_coinciding_items_are_said_in_words(around_falcon):
     bound = compiled(fw, prepared).bind(prepared)
     values = {k: np.array(v, dtype=float) for k, v in bound.natural(fit.tree["estimate"]["theta"].values).items()}
     assert "coinciding_items" not in fw.findings(prepared, values, {}).diagnostics
+    assert fw.boundaries(prepared, values) == []
     a, b = 1, 2
     values["cov_t"][[a, b]] = 0.0
     values["cov_raw_loading"][b] = values["cov_raw_loading"][a]
@@ -128,6 +130,9 @@ def test_coinciding_items_are_said_in_words(around_falcon):
     assert [pair[:2] for pair in found.diagnostics["coinciding_items"]] == [[prepared.items[a], prepared.items[b]]]
     said = [w for w in found.warnings if "coincide in the Thurstonian latent space" in w]
     assert len(said) == 1 and prepared.items[a] in said[0] and "boundary s_ab = 0" in said[0]
+    # the same pair in the few words a multi-start fit's warning names a run's end with (Framework.boundaries)
+    assert fw.boundaries(prepared, values) == [
+        f"{prepared.items[a]} and {prepared.items[b]} coincide in the Thurstonian latent space (s_ab → 0)"]
 
 
 def test_coinciding_items_do_not_send_the_existence_check_to_the_linear_programme(around_falcon, monkeypatch):

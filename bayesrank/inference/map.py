@@ -132,8 +132,9 @@ def fit_map(
     xarray.DataTree
         See :mod:`bayesrank.inference.tree`; ``attrs["bayesrank_diagnostics"]`` reports
         ``converged``, ``grad_norm``, the optimiser's iterations, the smallest eigenvalue of
-        the information, ``mle_exists`` and timings; with restarts run, ``restarts``, ``start_nlls``
-        and ``start_grad_norms`` (every run's end, the model's own start first) and ``best_start``.
+        the information, ``mle_exists`` and timings; with restarts run, ``restarts``, ``start_nlls``,
+        ``start_grad_norms`` and ``start_boundaries`` (every run's end, the model's own start first; the
+        last: the boundaries of the model it sits at, in words) and ``best_start``.
     """
     kind = information or framework.default_information
     if kind not in ("observed", "expected"):
@@ -253,9 +254,11 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         runs = runs_from_starts(run, logp_dlogp, [x0, *moved])
         best_start = _chosen_run(runs, n)
         theta, optimiser = runs[best_start][:2]
+        ends = [framework.boundaries(prepared, structure.values(end)) for end, *_ in runs]
         optimiser = {**optimiser, "restarts": restarts, "start_nlls": [-value / n for *_, value, _ in runs],
-                     "start_grad_norms": [grad / n for *_, grad in runs], "best_start": best_start}
-        notes += _restart_notes(runs, best_start, n)
+                     "start_grad_norms": [grad / n for *_, grad in runs], "start_boundaries": ends,
+                     "best_start": best_start}
+        notes += _restart_notes(runs, best_start, n, ends)
     else:
         theta, optimiser = run(x0)
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
@@ -455,14 +458,16 @@ def _chosen_run(runs: list[tuple], n: float) -> int:
     return next(k for k in stationary if (top - runs[k][2]) / n <= RESTART_AGREEMENT)
 
 
-def _restart_notes(runs: list[tuple], best: int, n: float) -> list[str]:
+def _restart_notes(runs: list[tuple], best: int, n: float, boundaries: list[list[str]] | None = None
+                   ) -> list[str]:
     """What the runs of a multi-start fit say, in words: nothing where every run reached the estimate's
     maximum (within :data:`RESTART_AGREEMENT`); else how many ended lower, by how much and how many of
     those short of a stationary point, and any that ended higher short of one (:func:`_chosen_run` keeps
-    the stationary)."""
+    the stationary), with the boundaries of the model those stopped at (``boundaries``: each run's
+    :meth:`~bayesrank.model.framework.Framework.boundaries` at its end)."""
     top = runs[best][2]
     lower = [(value, grad) for *_, value, grad in runs if (top - value) / n > RESTART_AGREEMENT]
-    higher = [value for *_, value, _ in runs if (value - top) / n > RESTART_AGREEMENT]
+    higher = [k for k, (*_, value, _) in enumerate(runs) if (value - top) / n > RESTART_AGREEMENT]
     if not lower and not higher:
         return []
     start = "the model's own start" if best == 0 else f"moved start {best}"
@@ -476,11 +481,21 @@ def _restart_notes(runs: list[tuple], best: int, n: float) -> list[str]:
                     f"comparison), {short} of them short of a stationary point; more restarts may find a higher "
                     "maximum.")
     if higher:
-        gap = max(higher) - top
+        gap = max(runs[k][2] for k in higher) - top
+        at = [boundaries[k] for k in higher if boundaries[k]] if boundaries is not None else []
+        named = list(dict.fromkeys(phrase for phrases in at for phrase in phrases))  # (in order, once each)
         said.append(f"{_runs(len(higher))} ended higher, by up to {gap:.3g} in log-likelihood, but short of a "
-                    "stationary point: the estimate is not the likelihood's highest point — a higher maximum, or "
-                    "a supremum on a boundary of the model (see the other warnings), lies where those runs were "
-                    "heading.")
+                    "stationary point" + (f", {len(at)} of them at a boundary of the model ({'; '.join(named)}; "
+                                          "diagnostics['start_boundaries'])" if at else "") + ":")
+        if len(at) == len(higher):
+            said.append("as far as these runs show, the likelihood's supremum lies on that boundary, where it is "
+                        "approached but not attained (the information singular there), and the estimate is "
+                        + ("on a boundary too (the other warnings) but" if boundaries[best] else
+                           "a maximum inside the model,") + " not its highest point.")
+        else:
+            said.append("the estimate is not the likelihood's highest point — a higher maximum" +
+                        (", or the supremum on that boundary," if at else " or a supremum on a boundary of the model")
+                        + " lies where those runs were heading.")
     return [" ".join(said)]
 
 

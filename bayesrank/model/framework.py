@@ -255,6 +255,14 @@ class Framework:
         """
         return []
 
+    def boundaries(self, data: Comparisons, values: Mapping[str, np.ndarray]) -> list[str]:
+        """The boundaries of the parameter space that ``values`` sit at, where the likelihood's supremum
+        can be approached without being attained, each in a few words that name the items (two
+        Thurstonian items coinciding, a dispersion run out); empty (the default) at none. A multi-start
+        MAP fit says where the runs that ended higher than its estimate, short of a stationary point,
+        stopped (:func:`bayesrank.inference.map.fit_map`, ``restarts``)."""
+        return []
+
     def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
         """In words, what the estimate ``values`` means after the optimiser crossed the edge of
         :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when

@@ -340,6 +340,14 @@ def _parted(framework, values):
     return [_in_chart(framework, moved)]
 
 
+def _boundaries(framework, data, values) -> list[str]:
+    """The Thurstonian covariance's boundaries at ``values`` (:meth:`Framework.boundaries`): coinciding
+    items (:func:`_coinciding`) and run-out dispersions (:func:`_runaway`)."""
+    said = [f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space (s_ab → 0)"
+            for a, b, _ in _coinciding(framework, values)]
+    return said + [f"the Thurstonian dispersion of {data.items[a]} ran out" for a in _runaway(framework, values)]
+
+
 def _thurstonian_findings(framework, data, values):
     """Boundaries of the Thurstonian covariance at the estimate, said in words: two items that
     coincide in the latent space (:func:`_coinciding`, s_ab → 0), and items whose dispersion ran out
@@ -403,8 +411,8 @@ def _cov_coords(k_cov, coords):
 class _ThurstonianMoves:
     """What Bradley–Terry, Rao–Kupper and Davidson share about their scores' optional Thurstonian
     covariance: the start of the MAP, its chart's moves (canonical signs, edge crossings, plateau
-    escapes, parted items) and the findings at the estimate. Listed before :class:`Framework` in their
-    bases, so these override its defaults."""
+    escapes, parted items), the boundaries a point sits at and the findings at the estimate. Listed
+    before :class:`Framework` in their bases, so these override its defaults."""
 
     def initial_values(self, data):
         return _initial_values(self, data)
@@ -423,6 +431,9 @@ class _ThurstonianMoves:
 
     def parted(self, values):
         return _parted(self, values)
+
+    def boundaries(self, data, values):
+        return _boundaries(self, data, values)
 
     def findings(self, data, point, draws):
         return _thurstonian_findings(self, data, point)
