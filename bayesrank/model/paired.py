@@ -512,6 +512,43 @@ def _global_threshold(u, cells):
     return u["eta"]
 
 
+#: A compared pair's factored tie threshold counts as run into the tail below this value: its tie probability,
+#: of order e^h with Davidson's ν = e^h and Rao–Kupper's η = softplus(h), is then below 2e-9 (paper model 30
+#: on arena-2024: llama-13b / palm-2 at h = −250, gpt-3.5-turbo-0613 / gpt4all-13b-snoozy −32,
+#: gpt4all-13b-snoozy / llama-2-7b-chat −21, none of them with a tie; the next pair −20, and 99.9 % of the
+#: compared pairs above −18).
+TAIL = -20.0
+
+
+def _tail_findings(framework, data, point) -> Findings:
+    """Compared pairs whose tie threshold ran below :data:`TAIL` at the point (factored thresholds whose
+    tie probability vanishes as h → −∞), said in words: with no ties the data push such a threshold
+    towards −∞, and only the factor structure holds it."""
+    if framework.k_tie == 0 or not framework.ties_vanish_below:
+        return Findings()
+    a, b, totals, threshold = framework._compared_thresholds(data)
+    G = np.asarray(point["tie_factor"], dtype=float)
+    h = threshold(G[a], G[b]) + (float(point["eta_raw"]) if framework.tie_intercept else 0.0)
+    ties = data.ties[data.totals > 0]
+    tail = np.argsort(h)[: int(np.sum(h < TAIL))]
+    if not tail.size:
+        return Findings()
+    named = [f"{data.items[a[j]]} / {data.items[b[j]]} at h = {h[j]:.3g} ({totals[j]:g} comparisons, "
+             + (f"{ties[j]:g} ties)" if ties[j] else "no ties)") for j in tail[:5]]
+    more = f" and {tail.size - 5} more" if tail.size > 5 else ""
+    return Findings(
+        warnings=[
+            f"the tie thresholds of {tail.size} compared pair{'s' * (tail.size != 1)} ran far into the tail: "
+            f"{', '.join(named)}{more} — a tie probability of order e^h, below {np.exp(TAIL):.0e}. Without ties "
+            f"the data push such a threshold towards −∞ and only the factor structure of the thresholds "
+            f"(k_tie = {framework.k_tie}) holds it, so the likelihood is nearly flat along it: intervals of the "
+            "tie factors, and of the thresholds that move with them, carry little meaning there. Fewer tie "
+            "factors (k_tie), or NUTS with its priors, keep the thresholds bounded."],
+        diagnostics={"tail_tie_thresholds": [[str(data.items[a[j]]), str(data.items[b[j]]), float(h[j])]
+                                             for j in tail]},
+    )
+
+
 @dataclass(frozen=True)
 class _TieFramework(_ThurstonianMoves, Framework):
     """Shared code of Rao–Kupper and Davidson (global or factored tie thresholds)."""
@@ -547,6 +584,13 @@ class _TieFramework(_ThurstonianMoves, Framework):
 
     #: starting level of the raw threshold (0 unless the threshold map is flat at h = 0)
     start_level = 0.0
+    #: the tie probability vanishes as the raw threshold h → −∞ (not with the paper-form |h|)
+    ties_vanish_below = True
+
+    def findings(self, data, point, draws):
+        thurstonian, tail = super().findings(data, point, draws), _tail_findings(self, data, point)
+        return Findings(warnings=thurstonian.warnings + tail.warnings,
+                        diagnostics={**thurstonian.diagnostics, **tail.diagnostics})
 
     def variables(self, data, prior):
         _variables(self, data, prior)
@@ -738,6 +782,10 @@ class RaoKupper(_TieFramework):
     def start_level(self) -> float:
         # √(h² + ε²) is flat at h = 0: start every threshold positive
         return 0.0 if self.threshold == "softplus" else 1.5
+
+    @property
+    def ties_vanish_below(self) -> bool:
+        return self.threshold == "softplus"  # (|h| → ∞ both ways gives more ties)
 
 
 @dataclass(frozen=True)
