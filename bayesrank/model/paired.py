@@ -589,7 +589,7 @@ class _TieFramework(_ThurstonianMoves, Framework):
 
     def findings(self, data, point, draws):
         thurstonian, tail = super().findings(data, point, draws), _tail_findings(self, data, point)
-        return Findings(warnings=thurstonian.warnings + tail.warnings,
+        return Findings(warnings=thurstonian.warnings + tail.warnings, hidden=thurstonian.hidden,
                         diagnostics={**thurstonian.diagnostics, **tail.diagnostics})
 
     def variables(self, data, prior):
