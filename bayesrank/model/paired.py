@@ -340,11 +340,15 @@ def _parted(framework, values):
     return [_in_chart(framework, moved)]
 
 
+def _coincide(data, a, b) -> str:
+    """The words naming two coinciding items (:func:`_coinciding`)."""
+    return f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space"
+
+
 def _boundaries(framework, data, values) -> list[str]:
     """The Thurstonian covariance's boundaries at ``values`` (:meth:`Framework.boundaries`): coinciding
     items (:func:`_coinciding`) and run-out dispersions (:func:`_runaway`)."""
-    said = [f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space (s_ab → 0)"
-            for a, b, _ in _coinciding(framework, values)]
+    said = [f"{_coincide(data, a, b)} (s_ab → 0)" for a, b, _ in _coinciding(framework, values)]
     return said + [f"the Thurstonian dispersion of {data.items[a]} ran out" for a in _runaway(framework, values)]
 
 
@@ -361,7 +365,7 @@ def _thurstonian_findings(framework, data, values):
         own = (f"their own {data.totals[met].sum():g} comparisons are fitted by z_ab = (μ_a − μ_b)/√s_ab alone "
                "(a ratio of two vanishing numbers)" if data.totals[met].sum() > 0 else "they never met")
         warnings.append(
-            f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space: their dispersion "
+            f"{_coincide(data, a, b)}: their dispersion "
             f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
             f"every other item and {own}. A MAP fit runs once more from the two parted (their own variance set to "
             "half the median pair's dispersion) and once from a moved start, and keeps such a run only where it ends "
