@@ -159,7 +159,10 @@ def fit_map(
                              "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
     # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
     # BLAS threads, even for the models with thousands of free coordinates: spinning threads
-    # compete with each other and with other processes (bench/README.md)
+    # compete with each other and with other processes (bench/README.md). Alone on an idle 2-core
+    # machine, two threads took the k_tie = 20 paper models 30 and 18 (2,967 coordinates each)
+    # 8-11 % less wall time at twice the CPU, on other optimiser paths to the same maxima, and model 17
+    # 1 % more (bench/results/grid.md, stop 34)
     with _threads().limit(limits=1):
         return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight,
                         restarts)
