@@ -411,6 +411,17 @@ class Structure:
         lp = self.kernels["link"].log_probs(self.predictor_values(nat, cells, draws))
         return lp.reshape(-1, len(cells["item_a"]), 3) if draws else lp
 
+    def link_derivatives(self, values: Mapping[str, np.ndarray], counts: np.ndarray) -> dict[str, np.ndarray]:
+        """The link's per-cell derivatives at the predictors ``values``
+        (:meth:`~bayesrank.inference.kernels.LinkKernel.derivatives`), on this structure's own tier:
+        never on a tier another model of the same link moved the shared kernel to."""
+        return self.kernels["link"].derivatives(values, counts, hot=self.hot)
+
+    def outcome_gradients(self, values: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The link's log-probabilities and ∂ log P_o/∂p at ``values``
+        (:meth:`~bayesrank.inference.kernels.LinkKernel.outcome_gradients`), on this structure's tier."""
+        return self.kernels["link"].outcome_gradients(values, hot=self.hot)
+
     def bind(self, data: Comparisons) -> Bound:
         """This structure with one fit's (prepared) data."""
         return Bound(self, data)

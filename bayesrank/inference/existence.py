@@ -171,7 +171,7 @@ def recession(bound: Bound, theta: np.ndarray, how: dict | None = None) -> dict 
         cells = np.broadcast_to(np.arange(n)[:, None], cols.shape)
         slope[name] = coo_matrix((cd.jac[name][mask], (cells[mask], cols[mask])), shape=(n, start)).tocsr()
     counts = bound.counts
-    _, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
+    _, outcome_grad = structure.outcome_gradients(cd.values)
     grad = {name: outcome_grad[:, :, cd.names.index(name)] if name in cd.names else np.zeros((n, 3))
             for name in ("d", "h")}
     blocks, weights = [], []

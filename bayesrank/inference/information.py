@@ -179,7 +179,7 @@ class Units:
 
 def _unit_gradients(cd, units: Units) -> np.ndarray:
     """``(n, K, P)``: ∂L/∂p of one comparison of each kind, per cell."""
-    _, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
+    _, D = cd.structure.outcome_gradients(cd.values)
     return np.einsum("cko,cop->ckp", units.pseudo, D)
 
 
@@ -237,7 +237,7 @@ class CellDerivatives:
             value0, jac = affine[name]
             local = np.concatenate([np.reshape(u[name][k], (n, -1)) for k in kernel.keys], axis=1)
             self.values[name], self.jac[name] = value0 + np.einsum("cp,cp->c", jac, local), jac
-        self.link = structure.kernels["link"].derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
+        self.link = structure.link_derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
         self.rows = structure.local_rows(self.cells) if rows is None else rows
         self._positions = {} if positions is None else positions
 
@@ -333,7 +333,7 @@ def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | 
     if kind == "observed":
         return -link["hess"], -link["grad"]
     if kind == "expected":
-        lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
+        lp, D = cd.structure.outcome_gradients(cd.values)
         return np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D), None
     if units is None:
         g = link["grad"]
@@ -712,7 +712,7 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
     theta = np.asarray(theta, dtype=float)
     nat = structure.natural.unflatten(structure.natural(theta))
     cd = CellDerivatives(structure, nat, cells)
-    lp, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
+    lp, outcome_grad = structure.outcome_gradients(cd.values)
     probs = np.exp(lp)
     n = probs.shape[0]
     grad_nat = np.zeros((n, 3, cd.size))

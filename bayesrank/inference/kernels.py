@@ -20,11 +20,16 @@ Two kinds of kernels:
     and, for non-linear predictors, the weighted second derivatives Σ_c g_c ∇²p_c.
 
 Both are compiled once per (link / predictor, input shapes) and shared by every fit. They run
-on the cheap tier (:mod:`bayesrank.inference.backend`); a link's derivatives move to the hot
-tier with the first model using the link whose log-density moves there
-(:meth:`LinkKernel.promote`): a Newton step of a repeated fit evaluates them once, and they are
-the largest part of its cost on the cheap tier (0.47 ms of about 1.3 ms for Bradley–Terry on
-arena-2024's 3,455 cells; 0.22 ms on the hot tier).
+on the cheap tier (:mod:`bayesrank.inference.backend`); a link's derivatives also have a hot
+form, made ready when the first model using the link moves its log-density there
+(:meth:`LinkKernel.promote`), and a fit reads the form of its own model's tier
+(:meth:`~bayesrank.inference.compiled.Structure.link_derivatives`): a Newton step of a repeated fit
+evaluates them once, and they are the largest part of its cost on the cheap tier (0.47 ms of about
+1.3 ms for Bradley–Terry on arena-2024's 3,455 cells; 0.22 ms on the hot tier). Their last bits
+differ between the tiers, so a kernel shared by every model of a link must not switch tiers for all
+of them at once: a non-concave model's optimiser then ends at another maximum depending on which
+models were fitted before it in the process (paper model 16 on arena-2024 after model 17: NLL
+1.0068496 instead of 1.0068367).
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ class LinkKernel:
 
     def __init__(self, link: str):
         self.link = link
-        #: whether the derivatives run on the hot tier (:meth:`promote`)
-        self.hot = False
+        #: whether the hot form of the derivatives is ready (:meth:`promote`)
+        self.ready = False
 
     @cached_property
     def _symbols(self):
@@ -57,15 +62,15 @@ class LinkKernel:
         return build(graph, key=("link", self.link, role), tier=tier, on_unused_input="ignore")
 
     def promote(self) -> None:
-        """Run :meth:`derivatives` and :meth:`outcome_gradients` on the hot tier from now on
-        (compiled, or loaded from numba's cache, here: called with a repeated model's log-density,
+        """Make the hot form of :meth:`derivatives` and :meth:`outcome_gradients` ready (compiled,
+        or loaded from numba's cache, here: called with a repeated model's log-density,
         :meth:`bayesrank.inference.compiled.Structure.promote`)."""
-        if self.hot:
+        if self.ready:
             return
         d = np.zeros(2)
         self._derivatives_hot(d, d, np.ones((2, 3)))
         self._outcome_hot(d, d)
-        self.hot = True
+        self.ready = True
 
     @cached_property
     def probs_fn(self):
@@ -120,8 +125,10 @@ class LinkKernel:
         """``(n, 3)`` log P(a wins), log P(b wins), log P(tie)."""
         return self.probs_fn(*self._args(pred))
 
-    def derivatives(self, pred: Mapping[str, np.ndarray], counts: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-cell derivatives of the cell log-likelihood L_c in the predictors.
+    def derivatives(self, pred: Mapping[str, np.ndarray], counts: np.ndarray, hot: bool = False
+                    ) -> dict[str, np.ndarray]:
+        """Per-cell derivatives of the cell log-likelihood L_c in the predictors, on the hot tier with
+        ``hot`` (made ready first when it is not yet), else on the cheap one.
 
         Returns
         -------
@@ -129,13 +136,18 @@ class LinkKernel:
             ``log_probs`` (n, 3); ``loglik`` (n,); ``grad`` (n, P) = ∂L_c/∂p; ``hess``
             (n, P, P) = ∂²L_c/∂p². P = 1 (d) for Bradley–Terry, 2 (d, h) for the tie links.
         """
-        fn = self._derivatives_hot if self.hot else self.derivatives_fn
+        if hot:
+            self.promote()
+        fn = self._derivatives_hot if hot else self.derivatives_fn
         lp, ll, grad, hess = fn(*self._args(pred), np.asarray(counts, dtype=float))
         return {"log_probs": lp, "loglik": ll, "grad": grad, "hess": hess}
 
-    def outcome_gradients(self, pred: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Log-probabilities ``(n, 3)`` and ∂ log P_o/∂p ``(n, 3, P)`` (zero where P_o = 0)."""
-        lp, ograd = (self._outcome_hot if self.hot else self.outcome_fn)(*self._args(pred))
+    def outcome_gradients(self, pred: Mapping[str, np.ndarray], hot: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Log-probabilities ``(n, 3)`` and ∂ log P_o/∂p ``(n, 3, P)`` (zero where P_o = 0); the tier
+        as :meth:`derivatives`."""
+        if hot:
+            self.promote()
+        lp, ograd = (self._outcome_hot if hot else self.outcome_fn)(*self._args(pred))
         return lp, np.where(np.isfinite(lp)[..., None], np.nan_to_num(ograd), 0.0)
 
 
