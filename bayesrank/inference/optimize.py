@@ -229,6 +229,8 @@ TRIAL_CONTRACTION = 0.5
 #: 1 + RESTART_SCALE ε, ε standard normal: far enough for another path (starts moved by 1e-9 of themselves
 #: already reach other maxima of the rank-3 Thurstonian models), near enough to stay in the start's region.
 RESTART_SCALE = 0.1
+#: Seed of the fixed start vector of every Lanczos iteration (:func:`lanczos_largest`).
+LANCZOS_SEED = 0
 
 
 def diagonal_scaling(information_diag: np.ndarray, n: float) -> np.ndarray:
@@ -439,9 +441,13 @@ def largest_eigenvalue(matrix: np.ndarray) -> float:
 
 def lanczos_largest(operator) -> float | None:
     """The largest eigenvalue of a symmetric matrix or operator by Lanczos (ARPACK), or None when
-    ARPACK breaks down or does not converge."""
+    ARPACK breaks down or does not converge. The Lanczos start is fixed (:data:`LANCZOS_SEED`):
+    ARPACK's own draws from a generator it keeps for the process, so the value (converged to
+    1e-6) would depend on how many eigenproblems the process solved before."""
+    n = operator.shape[0]
+    start = np.random.default_rng(LANCZOS_SEED).standard_normal(n)
     try:
-        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6, v0=start)[0])
     except ArpackError:  # ArpackNoConvergence is one
         return None
 
