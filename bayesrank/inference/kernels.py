@@ -27,7 +27,7 @@ form, made ready when the first model using the link moves its log-density there
 evaluates them once, and they are the largest part of its cost on the cheap tier (0.47 ms of about
 1.3 ms for Bradley–Terry on arena-2024's 3,455 cells; 0.22 ms on the hot tier). Their last bits
 differ between the tiers, so a kernel shared by every model of a link must not switch tiers for all
-of them at once: a non-concave model's optimiser then ends at another maximum depending on which
+of them at once: a non-concave model's optimiser would then end at another maximum depending on which
 models were fitted before it in the process (paper model 16 on arena-2024 after model 17: NLL
 1.0068496 instead of 1.0068367).
 """
