@@ -11,6 +11,7 @@ from pytensor.tensor.elemwise import Elemwise
 
 import bayesrank as br
 from bayesrank.inference import backend
+from bayesrank.inference import compiled as compiled_module
 from bayesrank.inference.compiled import LIGHT_MODE, compiled
 from bayesrank.inference.kernels import link_kernel
 from bayesrank.model.links import PREDICTORS
@@ -55,6 +56,17 @@ def test_link_kernels_have_no_per_element_python(link):
     kernel = link_kernel(link)
     for fn in (kernel.probs_fn, kernel.derivatives_fn, kernel.outcome_fn):
         assert _per_element(fn) == [], link
+
+
+def test_always_moves_a_model_from_its_first_fit(monkeypatch):
+    monkeypatch.setenv(backend.JIT_ENV, "always")
+    data = br.load("mtbench-judges")
+    framework = br.BTL()
+    key = compiled_module.structure_key(framework, framework.prepare(data), "flat")
+    monkeypatch.delitem(compiled_module._CACHE, key, raising=False)  # as in a new process
+    monkeypatch.setattr(compiled_module.Structure, "promote", lambda self, force=False: pytest.fail("reused"))
+    fit = br.fit(framework, data)
+    assert compiled_module._CACHE[key].hot and fit.converged
 
 
 @pytest.mark.parametrize("policy, hot_after", [("cached", backend.JIT_AFTER), ("always", 1), ("never", None)])

@@ -81,6 +81,8 @@ def compiled(framework: Framework, data: Comparisons, prior: str = "flat") -> St
         _CACHE[key] = found
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
+        if backend.jit_policy() == "always":  # the first fit on the hot tier too
+            found.move_to_hot()
     else:  # fitted again in this process: the log-density may move to the hot tier
         _CACHE.move_to_end(key)
         found.promote()
@@ -177,17 +179,23 @@ class Structure:
     def promote(self, force: bool = False) -> None:
         """Called when the structure is fitted again: run the log-density on the hot tier from now
         on when the policy allows it (:func:`bayesrank.inference.backend.jit_policy`) or
-        ``force`` — always when forced or ``BAYESRANK_JIT=always``; by default once the
-        structure has been reused :data:`~bayesrank.inference.backend.JIT_AFTER` times (moving
-        costs a second even when numba's code is on disk, so it pays only over several fits)."""
+        ``force`` — always when forced or ``BAYESRANK_JIT=always`` (which moves a structure when
+        it is built, :func:`compiled`); by default once the structure has been reused
+        :data:`~bayesrank.inference.backend.JIT_AFTER` times (moving costs a second even when
+        numba's code is on disk, so it pays only over several fits)."""
         self.reuses += 1
-        if self.hot:
-            return
         policy = backend.jit_policy()
         if force or policy == "always" or (policy == "cached" and self.reuses >= backend.JIT_AFTER):
-            self._logp_hot(self.x0, *self._template_cells())
-            self.kernels["link"].promote()  # the per-cell derivatives of every Newton step
-            self.hot = True
+            self.move_to_hot()
+
+    def move_to_hot(self) -> None:
+        """Run the log-density, and the link's derivatives of every Newton step, on the hot tier
+        from now on (compiled, or loaded from numba's cache, here)."""
+        if self.hot:
+            return
+        self._logp_hot(self.x0, *self._template_cells())
+        self.kernels["link"].promote()
+        self.hot = True
 
     def _template_cells(self):
         return [self.model[name].get_value() for name in [*self.cell_names, "counts"]]
