@@ -27,8 +27,8 @@ operations (PyTensor's virtual machine without C thunks) cost nothing to link.
   seconds; either way a simulation, a bootstrap or a cross-validation pays it back, a
   notebook fitting a model twice does not wait for it. ``BAYESRANK_JIT=always`` moves every
   model from its first fit on (a large non-concave model's single fit pays for the move: whole
-  ``bayesrank fit`` processes of the leaderbot paper's models 16 and 18 on arena-2024 took 5.3 s
-  and 23.4 s instead of 7.8 s and 31.6 s), ``never`` stays on the cheap tier.
+  ``bayesrank fit`` processes of the leaderbot paper's models 16 and 18 on arena-2024 took 6.5 s
+  and 20–22 s instead of 9.7 s and 31.3 s), ``never`` stays on the cheap tier.
 
 The rewritten graph of every function is kept on disk (``<base_compiledir>/bayesrank-graphs/<digest>``,
 keyed by the function's structure and the backend, in a folder named by a digest of bayesrank's
