@@ -10,7 +10,6 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
-	$(VENV)/bin/bayesrank precompile
 	touch $(STAMP)
 
 install: $(STAMP)

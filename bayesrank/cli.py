@@ -1,4 +1,4 @@
-"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | precompile | demo | gars | dml``.
+"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -129,8 +129,6 @@ HELP = {
     "compare": "compare models by leave-one-out cross-validation (NUTS fits)",
     "select-rank": "choose the rank of an HJA model by cross-validation, BIC or PSIS-LOO",
     "datasets": "list the bundled datasets",
-    "precompile": "compile the standard models once (make install runs it), so first fits load cached machine "
-                  "code instead of compiling; PYTENSOR_FLAGS=base_compiledir=DIR sets the cache",
     "demo": "Davidson k_tie=1 on arena-2024 by MAP and NUTS",
     "gars": "GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit",
     "dml": "DMLRank: debiased GARS from human labels, context features and LLM judges "
@@ -323,14 +321,14 @@ def _add_dml_args(d) -> None:
 
 
 def _no_options(p) -> None:
-    """``datasets`` and ``precompile`` take no options."""
+    """``datasets`` takes no options."""
 
 
 #: Command → the function adding its options (see :func:`build_parser`).
 _OPTIONS = {
     "fit": _add_fit_args, "evaluate": _add_evaluate_args,
     "report": lambda p: _add_models_args(p, "report"), "compare": lambda p: _add_models_args(p, "compare"),
-    "select-rank": _add_select_rank_args, "datasets": _no_options, "precompile": _no_options,
+    "select-rank": _add_select_rank_args, "datasets": _no_options,
     "demo": _add_demo_args, "gars": _add_gars_args, "dml": _add_dml_args,
 }
 
@@ -764,14 +762,6 @@ def cmd_datasets(args) -> int:
     return 0
 
 
-def cmd_precompile(args) -> int:
-    from bayesrank.precompile import precompile
-
-    rows = precompile()
-    print(f"compiled {len(rows)} models in {sum(r['seconds'] for r in rows):.1f} s")
-    return 0
-
-
 def cmd_demo(args) -> int:
     from bayesrank.data.load import load_dataset
     from bayesrank.model.paired import Davidson
@@ -880,7 +870,7 @@ def cmd_dml(args) -> int:
 
 
 COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_rank, "report": cmd_report,
-            "compare": cmd_compare, "datasets": cmd_datasets, "precompile": cmd_precompile, "demo": cmd_demo,
+            "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo,
             "gars": cmd_gars, "dml": cmd_dml}
 
 

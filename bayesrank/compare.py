@@ -32,7 +32,7 @@ from scipy.special import logsumexp
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import BayesrankError
-from bayesrank.inference.compiled import cell_arrays, compiled
+from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.model.framework import OBSERVED
 from bayesrank.results.fit import Fit, fit as fit_framework
 
@@ -335,7 +335,7 @@ class _Refits(SamplingWrapper):
 
     def log_likelihood__i(self, excluded_obs, idata__i):
         framework = self.fit.framework
-        structure = compiled(framework, excluded_obs, "flat")
+        structure = structure_of(framework, excluded_obs, "flat")
         post = idata__i["posterior"]
         chains, draws = post.sizes["chain"], post.sizes["draw"]
         nat = {v: post[v].values.reshape(chains * draws, *post[v].shape[2:]) for v in structure.natural.names}

@@ -28,7 +28,7 @@ from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.data.weights import inverse_pair_count
 from bayesrank.errors import BayesrankError
 from bayesrank.inference.asymptotics import jacobian
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import Units, information, unit_effects
 from bayesrank.inference.intervals import comparison_units
 from bayesrank.inference.optimize import maximise
@@ -146,7 +146,7 @@ def fragility(fit: Fit, k: int = 1, candidates: int = CANDIDATES, max_rounds: in
     reweighted = bool(tree["estimate"].attrs.get("reweighted", 0))
     weights = inverse_pair_count(framework.prepare(data)) if reweighted else None
     units = comparison_units(framework, data, prepared, weights)
-    structure = compiled(framework, prepared, "flat")
+    structure = structure_of(framework, prepared, "flat")
     names = list(prepared.items)
     theta = np.asarray(tree["estimate"]["theta"].values, dtype=float)
     if not np.all(np.isfinite(theta)) or np.isnan(tree["estimate"]["score"].values).any():
@@ -160,9 +160,7 @@ def fragility(fit: Fit, k: int = 1, candidates: int = CANDIDATES, max_rounds: in
         bound = structure.bind(replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2]))
         info = information(bound, theta, "observed")
         if rounds:
-            theta, _ = maximise(bound.logp_dlogp, lambda th: -information(bound, th, "observed"), theta,
-                                now.n, start_hessian=lambda th: -info,
-                                information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
+            theta = maximise(bound, theta).theta
             info = information(bound, theta, "observed")
         s = structure.values(theta)["score"]
         if rounds and _top(s, k) != top_before:

@@ -52,7 +52,7 @@ from scipy.stats import norm
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.tree import plain
 from bayesrank.model.framework import Framework
@@ -412,7 +412,7 @@ def implied_probabilities(fit, context_weights: str = "data") -> tuple[pd.DataFr
     """
     tree = _tree(fit)
     framework, data = framework_of(tree), model_data_of(tree)
-    structure = compiled(framework, data, "flat")
+    structure = structure_of(framework, data, "flat")
     ctx = contexts(data, context_weights, _reads_judges(structure))
     cells = pair_cells(data, ctx)
     if interval_kind(tree) == "wald":
@@ -462,7 +462,7 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
         raise BayesrankError(f"tie weights {scheme.name!r} need {scheme.n_categories} outcome categories; a model "
                              "predicts three (win, loss, tie): use 'binary' or 'win-loss-tie', or the raw counts.")
     framework, data = framework_of(tree), model_data_of(tree)
-    structure = compiled(framework, data, "flat")
+    structure = structure_of(framework, data, "flat")
     ctx = contexts(data, context_weights, _reads_judges(structure))
     weights = ctx["weight"].to_numpy(float)
     cells = pair_cells(data, ctx)

@@ -208,7 +208,7 @@ def _state_in_words(fit: Fit) -> str:
             return "The maximum-likelihood estimate does not exist: no estimates are reported (see the warnings)."
         if fit.converged:
             return (f"Converged: largest gradient entry {d['grad_norm']:.1e} per comparison after "
-                    f"{d['iterations']} quasi-Newton and {d['newton_iterations']} Newton iterations.")
+                    f"{d['iterations']} trust-region iterations, and the information positive definite.")
         return "Not converged: read the warnings before using these numbers."
     text = (f"r̂ at most {d['max_rhat']:.3f}, bulk ESS at least {d['min_ess_bulk']:.0f}, tail ESS at least "
             f"{d['min_ess_tail']:.0f}, {d['divergences']} divergent transitions.")

@@ -26,7 +26,7 @@ from scipy.cluster.hierarchy import fcluster, leaves_list, linkage, optimal_leaf
 from scipy.spatial.distance import squareform
 from scipy.stats import kendalltau
 
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.results.estimates import draws, point
 
 #: Draws compared at once in :func:`order_distance` (bounds memory at chunk × items²).
@@ -48,7 +48,7 @@ def z_matrix(fit) -> pd.DataFrame:
         s = fit.scores().to_numpy()
         z = s[a] - s[b]
     else:
-        structure = compiled(fit.framework, fit.model_data, "flat")
+        structure = structure_of(fit.framework, fit.model_data, "flat")
         nat = {v: point(fit.tree, v) for v in structure.natural.names}
         cells = {"item_a": a, "item_b": b}
         if fit.model_data.first is not None:

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.simulate import battles
 
 
@@ -42,7 +42,7 @@ def test_by_category_likelihood_equals_numpy_reference(records):
     frame, _ = records
     fw = br.ByCategory()
     data = fw.prepare(br.load(frame, by="category"))
-    structure = compiled(fw, data, "weak")
+    structure = structure_of(fw, data, "weak")
     rng = np.random.default_rng(1)
     mu = rng.standard_normal(data.n_items)
     offset = rng.standard_normal((data.n_judges, data.n_items))

@@ -148,3 +148,15 @@ def test_api_and_cli_report_the_same_fit(capsys):
         {k: v for k, v in want.items() if not isinstance(v, float)}
     assert {k: v for k, v in got.items() if isinstance(v, float)} == \
         pytest.approx({k: v for k, v in want.items() if isinstance(v, float)}, rel=1e-12)
+
+
+def test_the_cli_passes_restarts_to_map_and_refuses_them_for_nuts():
+    from bayesrank.cli import _fit_kwargs, build_parser
+    from bayesrank.errors import BayesrankError
+
+    parser = build_parser()
+    args = parser.parse_args(["fit", "arena-2024", "--model", "bt", "--k-cov", "3", "--restarts", "2"])
+    assert _fit_kwargs(args)["restarts"] == 2
+    assert _fit_kwargs(parser.parse_args(["fit", "arena-2024", "--model", "bt"]))["restarts"] == 0
+    with pytest.raises(BayesrankError, match="--restarts applies to --method map"):
+        _fit_kwargs(parser.parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts", "--restarts", "2"]))

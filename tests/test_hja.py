@@ -1,5 +1,5 @@
 """HJA (heterogeneous judge-aware ranking): the canonical map, the MAP against independent
-references (the signed judge-aware model, the paper's alternating solver, a NumPy likelihood,
+references (the signed judge-aware model, a NumPy likelihood,
 the constrained Fisher information of the digest's §5.4 written here), identification
 findings, the planted-outlier diagnostic, NUTS, the CLI, and the coverage simulation (slow)."""
 
@@ -17,7 +17,6 @@ import bayesrank as br
 from bayesrank.cli import main
 from bayesrank.data import Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference.alternating import fit_alternating, pinv_intervals
 from bayesrank.model import SignedJudgeAware
 from bayesrank.model.hja import canonical, consensus_split
 from bayesrank.papers import hja_comparisons, hja_truth
@@ -74,16 +73,6 @@ def test_rank0_is_the_signed_judge_aware_model(mtbench):
     np.testing.assert_allclose(a["gamma"], b.loc[a.index, "gamma"], rtol=1e-6)
     np.testing.assert_allclose(a["se"], b.loc[a.index, "se"], rtol=1e-5)
     np.testing.assert_allclose(hja.scores(), signed.scores(), atol=1e-7)
-
-
-@pytest.mark.parametrize("rank", [0, 1, 2])
-def test_map_and_alternating_solver_reach_the_same_nll(mtbench, rank):
-    fit = br.fit(br.HJA(rank=rank), mtbench)
-    alt = fit_alternating(br.HJA(rank=rank), mtbench)
-    assert fit.converged and alt.converged
-    assert abs(alt.loglik - fit.loglik) / abs(fit.loglik) <= 1e-6
-    assert np.all(np.diff(alt.nll_history) <= 1e-12)  # the proximal scheme never increases the NLL
-    np.testing.assert_allclose(alt.estimate.scores, fit.tree["estimate"]["judge_score"].values, atol=2e-4)
 
 
 def test_loglik_equals_a_numpy_reference(mtbench, rank1):
@@ -184,13 +173,10 @@ def test_wald_intervals_are_those_of_the_identified_tangent_space(mtbench, rank)
         theirs = G[cell] @ cov @ G[cell]
         assert SC[kk, a, a] + SC[kk, b, b] - 2 * SC[kk, a, b] == pytest.approx(theirs, rel=1e-4)
         assert G[cell] @ pinv @ G[cell] == pytest.approx(theirs, rel=1e-4)  # S contrasts: (a) is right
-    # the authors' variant, through the package's own replication function, is the pinv here
-    authors = pinv_intervals(fit.framework, mtbench, canonical(est["judge_score"].values, rank))
-    np.testing.assert_allclose(authors["gamma_se"], np.sqrt(np.diag(pinv)[:K]), rtol=1e-6)
-    # on these data the authors' se of μ_i − μ_j is 77–96% of ours, of GLM-4.5's γ about a quarter
-    P = authors["score_cov"]
+    # the authors' variant (the pseudo-inverse of the ambient information) is smaller for μ_i − μ_j and γ
+    P = pinv[K:K + N, K:K + N]
     assert np.all(P[i, i] + P[j, j] - 2 * P[i, j] < ours)
-    assert np.min(authors["gamma_se"] / est["gamma_se"].values) < 0.5
+    assert np.min(np.sqrt(np.diag(pinv)[:K]) / est["gamma_se"].values) < 0.5
 
 
 def test_wald_interval_of_judge_probabilities_matches_delta_method(rank1):
@@ -355,9 +341,8 @@ def test_cli_rank_must_be_integer_or_auto(capsys):
 @pytest.mark.slow
 def test_coverage_paper_design():
     """The paper's design (N = 8, K = 4, r = 1, γ = 4·Dirichlet(1), T = 3000): 95% Wald
-    coverage of μ_i − μ_j and γ_k within 0.93–0.97 over 200 replicates; the authors'
-    pseudo-inverse intervals under-cover on the same fits."""
-    ours_mu, ours_gamma, pinv_mu, pinv_gamma = [], [], [], []
+    coverage of μ_i − μ_j and γ_k within 0.93–0.97 over 200 replicates."""
+    ours_mu, ours_gamma = [], []
     for rep in range(200):
         truth = hja_truth(seed=7000 + 1000 * rep)
         data = hja_comparisons(truth["S"], 3000, seed=7000 + 1000 * rep + 1)
@@ -369,10 +354,5 @@ def test_coverage_paper_design():
         d = est["score"].values[i] - est["score"].values[j]
         ours_mu.append(np.abs(d - (mu0[i] - mu0[j])) <= Z95 * np.sqrt(C[i, i] + C[j, j] - 2 * C[i, j]))
         ours_gamma.append(np.abs(est["gamma"].values - gamma0) <= Z95 * est["gamma_se"].values)
-        authors = pinv_intervals(br.HJA(rank=1), data, canonical(est["judge_score"].values, 1))
-        P = authors["score_cov"]
-        pinv_mu.append(np.abs(d - (mu0[i] - mu0[j])) <= Z95 * np.sqrt(np.clip(P[i, i] + P[j, j] - 2 * P[i, j], 0, None)))
-        pinv_gamma.append(np.abs(est["gamma"].values - gamma0) <= Z95 * authors["gamma_se"])
     assert 0.93 <= np.mean(ours_mu) <= 0.97, np.mean(ours_mu)
     assert 0.93 <= np.mean(ours_gamma) <= 0.97, np.mean(ours_gamma)
-    assert np.mean(pinv_mu) < np.mean(ours_mu) - 0.03 and np.mean(pinv_gamma) < np.mean(ours_gamma) - 0.05

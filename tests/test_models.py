@@ -24,12 +24,12 @@ REFERENCE = {
     ("mtbench-judges", "btl"): br.BTL(),
 }
 #: diagnostics that measure the machine rather than the fit
-TIMINGS = ("seconds", "compile_seconds")
+TIMINGS = ("seconds",)
 
 
 def approximately(value, rel=1e-9):
     """``value`` with every float replaced by ``pytest.approx`` (nested dicts and lists): the last
-    bits of a fitted quantity move with the backend a log-density runs on (NumPy or numba)."""
+    bits of a fitted quantity may move with the installed libraries (another BLAS build)."""
     if isinstance(value, dict):
         return {k: approximately(v, rel) for k, v in value.items()}
     if isinstance(value, list):
@@ -56,7 +56,7 @@ def test_fresh_fit_reproduces_committed_summary(dataset, name):
         for key in ("score", "se", "lower", "upper"):
             assert got[key] == pytest.approx(want[key], rel=1e-6, abs=1e-9), (got["name"], key)
     assert fresh["warnings"] == committed["warnings"]
-    skip = ("grad_norm", "function_evaluations", "iterations", "newton_iterations", "min_information_eigenvalue")
+    skip = ("grad_norm", "iterations", "optimiser", "min_information_eigenvalue")
     assert {k: v for k, v in fresh["diagnostics"].items() if k not in skip} == \
         approximately({k: v for k, v in committed["diagnostics"].items() if k not in skip})
 

@@ -17,7 +17,7 @@ import pytest
 import bayesrank as br
 from bayesrank.model.registry import FRAMEWORKS
 
-TIMINGS = ("seconds", "compile_seconds")
+TIMINGS = ("seconds",)
 
 
 def digest(tree) -> str:
@@ -143,56 +143,9 @@ def test_map_results_identical_across_processes():
     """
     first, second = fresh_process(code), fresh_process(code)
     assert without_timings(first) == without_timings(second)  # two fresh processes: bit for bit
-    # in this process the model may already run on the JIT backend (fitted JIT_AFTER times by other
-    # tests: bayesrank.inference.backend), whose floating-point operations differ from the cheap
-    # (NumPy) tier's in the last bits: the optimiser's path then differs (115 against 116
-    # iterations, gradient 6e-16 against 9e-16), and the results agree to 1e-10
+    # and this process, whatever the tests fitted in it before
     here = json.loads(json.dumps(br.fit(br.JudgeAware(ties="davidson"), "mtbench-judges", random_seed=7).to_json()))
-    assert _close(without_path(here), without_path(first))
-    assert max(here["diagnostics"]["grad_norm"], first["diagnostics"]["grad_norm"]) < 1e-12
-
-
-@pytest.mark.parametrize("options", [{"k_tie": 2}, {"k_tie": 0, "k_cov": 0}], ids=["concave", "thurstonian"])
-def test_fit_does_not_follow_another_models_tier(options):
-    # the link's kernel is shared by every model of the link, and a repeated fit of one of them makes its
-    # hot (numba) form ready; a model not moved itself keeps its own tier's derivatives, so its fit is
-    # the same bit for bit as in a process where no other model ran (the hot form differs in the last
-    # bits: paper model 16 after model 17 ended at another maximum before)
-    code = f"""
-        import json
-        import bayesrank as br
-        from bayesrank.inference.kernels import link_kernel
-        framework = br.Davidson(**{options!r})
-        if PROMOTE:
-            link_kernel(framework.link).promote()
-        fit = br.fit(framework, "arena-2024", intervals="none")
-        print(json.dumps({{"theta": fit.tree["estimate"]["theta"].values.tolist(),
-                          "ready": link_kernel(framework.link).ready}}))
-    """
-    alone, after = (fresh_process(code.replace("PROMOTE", str(flag))) for flag in (False, True))
-    assert after["ready"] and not alone["ready"]
-    assert after["theta"] == alone["theta"]
-
-
-#: Diagnostics of the optimiser's path: they depend on the last bits of every evaluation.
-PATH = ("iterations", "newton_iterations", "function_evaluations", "grad_norm")
-
-
-def without_path(summary: dict) -> dict:
-    out = without_timings(summary)
-    out["diagnostics"] = {k: v for k, v in out["diagnostics"].items() if k not in PATH}
-    return out
-
-
-def _close(a, b) -> bool:
-    """Equal structure, equal text, numbers within 1e-10 relative."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-10, abs=1e-12, nan_ok=True)
-    return a == b
+    assert without_timings(here) == without_timings(first)
 
 
 @pytest.mark.slow

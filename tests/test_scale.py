@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import bayesrank as br
 from bayesrank.inference import existence
-from bayesrank.inference.compiled import SparsePlusRankOne
+from bayesrank.inference.natural import SparsePlusRankOne
 from bayesrank.results.ranksets import rank_sets
 
 
@@ -162,22 +162,6 @@ def test_certificate_is_refused_without_positive_weights():
     assert not existence.stiemke_certificate(B, np.array([1.0, 0.0]))
 
 
-def test_newton_steps_of_many_coordinates_solve_by_conjugate_gradients():
-    from bayesrank.inference import optimize
-
-    rng = np.random.default_rng(5)
-    n = optimize.ITERATIVE_FROM
-    X = rng.standard_normal((n, n)) / np.sqrt(n)
-    M = np.eye(n) + 0.3 * (X @ X.T)
-    d = np.sqrt(np.diag(M))
-    scaled = M / np.outer(d, d)
-    rhs = rng.standard_normal(n)
-    step = optimize._newton_step(scaled, rhs)
-    assert np.allclose(step, np.linalg.solve(scaled, rhs), rtol=0, atol=1e-8)
-    indefinite = scaled - 2 * np.outer(rhs, rhs) / (rhs @ rhs)   # rhs is a negative direction
-    assert optimize._newton_step(indefinite, rhs) is None
-
-
 @pytest.mark.parametrize("shape", ["zero-sum", "sparse", "dense"])
 def test_sparse_plus_rank_one_from_column_chunks_is_the_whole_block_split(shape):
     """The chunked construction (B measured a few columns at a time) gives :meth:`of`'s split."""
@@ -203,14 +187,15 @@ def test_sparse_plus_rank_one_from_column_chunks_is_the_whole_block_split(shape)
 
 def _force_large_path(monkeypatch, size=60):
     """Every threshold of the many-items path lowered below a small model's size."""
-    from bayesrank.inference import compiled, information, map as map_, optimize
+    from bayesrank.inference import information, map as map_, natural, optimize, structure
 
     monkeypatch.setattr(map_, "DENSE_COVARIANCE_MAX", size)
-    monkeypatch.setattr(optimize, "ITERATIVE_FROM", size)
+    monkeypatch.setattr(optimize, "DENSE_MAX", size)
     monkeypatch.setattr(information, "DENSE_EIGEN_MAX", size)
-    monkeypatch.setattr(compiled, "SPARSE_FROM", size)
-    monkeypatch.setattr(compiled, "UNIT_STEPS", 17)   # B measured in several chunks
-    monkeypatch.setattr(compiled, "_CACHE", type(compiled._CACHE)())  # structures built anew
+    monkeypatch.setattr(natural, "SPARSE_FROM", size)
+    monkeypatch.setattr(information, "SPARSE_FROM", size)
+    monkeypatch.setattr(natural, "UNIT_STEPS", 17)   # B measured in several chunks
+    monkeypatch.setattr(structure, "_CACHE", type(structure._CACHE)())  # structures built anew
 
 
 def test_large_model_path_keeps_the_covariance_as_a_factor_and_matches_dense_numpy(monkeypatch):
@@ -221,7 +206,7 @@ def test_large_model_path_keeps_the_covariance_as_a_factor_and_matches_dense_num
     dense = br.fit(br.BradleyTerry(ties="drop"), data)
     _force_large_path(monkeypatch)
     fit = br.fit(br.BradleyTerry(ties="drop"), data, n_draws=4000)
-    assert fit.converged and fit.diagnostics["newton_iterations"] >= 1
+    assert fit.converged and fit.diagnostics["optimiser"]["method"] == "trust-krylov"
     estimate = fit.tree["estimate"]
     assert "theta_cov" not in estimate and "score_cov" not in estimate
     assert estimate.attrs["covariance_stored"] == 0 and dense.tree["estimate"].attrs["covariance_stored"] == 1
@@ -276,7 +261,6 @@ def test_extreme_eigenvalues_survive_an_arpack_breakdown(monkeypatch, overwrite)
     """ARPACK broke down ('could not build an Arnoldi factorization') on the nearly singular
     information of a k_tie = 20 model of Table D.1: the eigenvalues then come from LAPACK."""
     from bayesrank.inference import information as info_mod
-    from bayesrank.inference import optimize
 
     n = info_mod.DENSE_EIGEN_MAX + 20
     rng = np.random.default_rng(7)
@@ -285,8 +269,7 @@ def test_extreme_eigenvalues_survive_an_arpack_breakdown(monkeypatch, overwrite)
     A = (Q * spectrum) @ Q.T
     A = 0.5 * (A + A.T)
     expected = np.linalg.eigvalsh(A)
-    monkeypatch.setattr(info_mod, "lanczos_largest", lambda operator: None)   # (the inverse's)
-    monkeypatch.setattr(optimize, "lanczos_largest", lambda operator: None)   # (the matrix's)
+    monkeypatch.setattr(info_mod, "lanczos_largest", lambda operator: None)
     smallest, largest, factor = info_mod.extreme_eigenvalues(np.array(A, order="F") if overwrite else A.copy(),
                                                              overwrite=overwrite)
     assert factor is not None
@@ -315,12 +298,13 @@ def test_start_on_a_large_zero_sum_block_by_lsqr_equals_the_pseudo_inverse(monke
     """Beyond PSEUDO_INVERSE_MAX columns a sparse block of B is solved by LSQR for the starting θ
     (no m × m SVD at 10,000 items); the same θ as the pseudo-inverse's on arena-2024."""
     import bayesrank as br
-    from bayesrank.inference import compiled as compiled_module
+    from bayesrank.inference import natural
+    from bayesrank.inference.structure import structure_of
 
     framework = br.BradleyTerry()
     prepared = framework.prepare(br.load("arena-2024"))
-    structure = compiled_module.compiled(framework, prepared, prior="flat")
+    structure = structure_of(framework, prepared, prior="flat")
     start = framework.initial_values(prepared)
     by_pinv = structure.natural.theta_for(start, structure.x0)
-    monkeypatch.setattr(compiled_module, "PSEUDO_INVERSE_MAX", 0)
+    monkeypatch.setattr(natural, "PSEUDO_INVERSE_MAX", 0)
     np.testing.assert_allclose(structure.natural.theta_for(start, structure.x0), by_pinv, atol=1e-12)

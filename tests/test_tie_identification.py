@@ -120,11 +120,11 @@ def test_tie_block_from_cell_gradients_is_the_sandwich(ring, monkeypatch, framew
     threshold predictor: its cross terms stay in the natural matrix; the Thurstonian scores'
     predictor is not linear: its gradient at θ enters the cross blocks)."""
     from bayesrank.inference import information as inf
-    from bayesrank.inference.compiled import compiled
+    from bayesrank.inference.structure import structure_of
 
     _, data = ring
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     nmap = bound.structure.natural
     tie = nmap.names.index("tie_factor")
     assert tie in nmap.dense_blocks()

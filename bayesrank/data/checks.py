@@ -12,7 +12,6 @@ from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.judges import near_duplicate_judges
-from bayesrank.data.memo import remembered
 
 #: Items listed per component before the list is shortened.
 _MAX_LISTED = 8
@@ -67,14 +66,8 @@ def separated_groups(data: Comparisons) -> list[list[str]]:
     An edge a → b means a beat or tied b at least once. Ford (1957): the Bradley–Terry MLE
     exists iff this graph is strongly connected (one component); otherwise the groups can be
     ordered so that no group ever loses to a later one, and the MLE diverges. A tie counts
-    both ways because tie models penalise large score gaps between tied items. Remembered for
-    frozen comparisons (:mod:`bayesrank.data.memo`).
+    both ways because tie models penalise large score gaps between tied items.
     """
-    groups = remembered(data, "separated_groups", lambda: _separated_groups(data))
-    return [list(group) for group in groups]
-
-
-def _separated_groups(data: Comparisons) -> tuple[tuple[str, ...], ...]:
     m = data.n_items
     ab = (data.wins_a > 0) | (data.ties > 0)
     ba = (data.wins_b > 0) | (data.ties > 0)
@@ -83,13 +76,13 @@ def _separated_groups(data: Comparisons) -> tuple[tuple[str, ...], ...]:
     graph = coo_matrix((np.ones(rows.size), (rows, cols)), shape=(m, m)).tocsr()
     n, labels = connected_components(graph, directed=True, connection="strong")
     if n == 1:
-        return (tuple(data.items),)
+        return [list(data.items)]
     # order the groups: a group that is reached by no other group comes first
     beats = np.zeros((n, n), dtype=bool)
     beats[labels[rows], labels[cols]] = True
     np.fill_diagonal(beats, False)
     order = sorted(range(n), key=lambda g: (beats[:, g].sum(), -beats[g].sum()))
-    return tuple(tuple(data.items[k] for k in np.flatnonzero(labels == g)) for g in order)
+    return [[data.items[k] for k in np.flatnonzero(labels == g)] for g in order]
 
 
 def mle_existence(data: Comparisons) -> tuple[bool, list[str]]:

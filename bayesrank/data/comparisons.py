@@ -19,7 +19,6 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.aggregate import Cells, cells_from_arrays
-from bayesrank.data.memo import remembered
 from bayesrank.errors import DataError
 
 #: Column order of :meth:`Comparisons.counts`.
@@ -455,16 +454,12 @@ class Comparisons:
         )
 
     def components(self) -> list[list[str]]:
-        """Connected components of the comparison graph, largest first (remembered for frozen
-        comparisons: :mod:`bayesrank.data.memo`)."""
-        return [list(group) for group in remembered(self, "components", self._components)]
-
-    def _components(self) -> tuple[tuple[str, ...], ...]:
+        """Connected components of the comparison graph, largest first."""
         m = self.n_items
         adj = coo_matrix((np.ones(self.n_cells), (self.a, self.b)), shape=(m, m))
         n, labels = connected_components(adj, directed=False)
-        groups = [tuple(self.items[k] for k in np.flatnonzero(labels == c)) for c in range(n)]
-        return tuple(sorted(groups, key=len, reverse=True))
+        groups = [[self.items[k] for k in np.flatnonzero(labels == c)] for c in range(n)]
+        return sorted(groups, key=len, reverse=True)
 
     def summary(self) -> dict:
         """Sizes and reading notes, as shown by ``bayesrank datasets`` and fit reports."""

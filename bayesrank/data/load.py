@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 
 from bayesrank.data.bundled import DATASETS, dataset_path
-from bayesrank.data import memo
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
@@ -36,12 +35,11 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
     Returns
     -------
     Comparisons
-        Read-only, as :func:`load`'s.
     """
     path = dataset_path(name)
     with resources.as_file(path) as file:
         data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
-    return memo.canonical(replace(data, source=name))
+    return replace(data, source=name)
 
 
 def load(
@@ -74,9 +72,7 @@ def load(
     Returns
     -------
     Comparisons
-        ``data`` itself when it is one; otherwise read-only (its arrays cannot be changed in place:
-        :func:`dataclasses.replace` makes a changed copy), which lets every fit of it reuse what an
-        earlier fit derived from it (:mod:`bayesrank.data.memo`).
+        ``data`` itself when it is one.
 
     Raises
     ------
@@ -85,7 +81,7 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    return memo.canonical(_loaded(data, format, both_bad_as_ties, covariates, contrasts, by))
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
 
 
 def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:

@@ -22,7 +22,9 @@ from scipy.linalg import blas
 from xarray.backends import BackendArray
 from xarray.core import indexing
 
-from bayesrank.inference.compiled import SparsePlusRankOne, Structure
+from bayesrank.inference.backend import one_thread
+from bayesrank.inference.natural import SparsePlusRankOne
+from bayesrank.inference.structure import Structure
 
 #: Relative step of the directional differences along a column of the covariance factor
 #: (exact for linear maps; truncation error ~1e-10 relative for the smooth non-linear ones).
@@ -44,8 +46,7 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
 
 
 def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact covariances of the natural variables that are affine in θ (no positive-variable
-    coordinate among theirs), B Cov(θ̂)[cols, cols] Bᵀ with B in its sparse-plus-rank-one form:
+    """Exact covariances of the variables that are affine in θ, B Cov(θ̂)[cols, cols] Bᵀ with B in its sparse-plus-rank-one form:
     O(size²) per variable for the zero-sum scores, where differences along the columns of a
     covariance factor cost O(size³)."""
     index = np.arange(cov.shape[0])
@@ -55,12 +56,10 @@ def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.nd
 
 def affine_blocks(structure: Structure) -> dict[str, tuple[slice, SparsePlusRankOne]]:
     """The model variables affine in θ: per name, its θ columns and the block B with variable =
-    B θ[cols] + constant — the natural variables with no positive-variable coordinate among
-    theirs (B their block of the natural map), and the free variables without a transform, which
-    are their own coordinates (B = 1: the tie factors' coordinates ``tie_coord``)."""
+    B θ[cols] + constant — the natural variables (B their block of the natural map), and the free
+    variables without a transform, which are their own coordinates (B = 1)."""
     nmap = structure.natural
-    out = {name: (cols, B) for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured)
-           if not nmap.exp_columns[cols].any()}
+    out = {name: (cols, B) for (_, cols, _), name, B in zip(nmap.blocks, nmap.names, nmap.structured)}
     layout = structure.layout()
     for name, (cols, _) in structure.slices.items():  # (a transformed one's value is named apart)
         if name in layout and name not in out:
@@ -132,7 +131,7 @@ def delta_method(structure: Structure, theta: np.ndarray, factor: np.ndarray,
     left = [name for name in layout if name not in exact]
     # the variables left are functions of some θ coordinates only (:meth:`Structure.theta_columns`):
     # with fewer of those than the factor has directions, their Jacobian J in those coordinates
-    # and Cov(θ̂) there give J Cov Jᵀ directly (paper model 29: 637 coordinates, 1,882 directions)
+    # and Cov(θ̂) there give J Cov Jᵀ directly
     reads = structure.theta_columns(left) if left else None
     narrow = bool(left) and 2 * reads.size <= factor.shape[1]
     if narrow:
@@ -205,7 +204,8 @@ def moved_by(structure: Structure, theta: np.ndarray, directions: np.ndarray) ->
 
 class _DrawnWhenRead:
     """Draws made on the first call of :meth:`rows` (once, whichever thread asks first) and kept,
-    read-only; what only making them needed is let go then (:meth:`_make` says what)."""
+    read-only; what only making them needed is let go then (:meth:`_make` says what). They are made
+    on one BLAS thread, as the fit itself: the same numbers whenever and wherever they are read."""
 
     def __init__(self):
         self._rows = None
@@ -219,7 +219,8 @@ class _DrawnWhenRead:
         """``(n_draws, total)``: every variable's draws, made on the first call."""
         with self._lock:
             if self._rows is None:
-                rows = self._make()
+                with one_thread():
+                    rows = self._make()
                 rows.flags.writeable = False
                 self._rows = rows
         return self._rows
@@ -261,9 +262,7 @@ class AffineDraws(_DrawnWhenRead):
 
 
 #: Largest covariance factor (bytes) a fit keeps until its draws are first read (:class:`MappedDraws`):
-#: 128 MB, a factor of up to 4,096 coordinates — the Table D.1 models (paper model 29, 1,882
-#: coordinates: 0.2 s a fit saved; 14, 2,586: 0.5 s); at 10,000 items (800 MB) the draws (80 MB) are
-#: made at once and the factor let go.
+#: a factor of up to 4,096 coordinates; beyond, the draws are made at once and the factor let go.
 LAZY_FACTOR_MAX = 2**27
 
 
@@ -271,8 +270,8 @@ class MappedDraws(_DrawnWhenRead):
     """Draws of every model variable pushed through the model's map, θ̂ + L z ↦ variables,
     z ~ N(0, I), made from ``rng`` when one of them is first read and kept, as
     :class:`AffineDraws` (the same numbers an eager fit with that seed would have): for the
-    variables not affine in θ, where a pass of every draw through the map costs more than the
-    rest of the intervals (arena-2024: paper model 23 25 ms of 160 ms, model 29 0.2 s of 5.3 s).
+    variables not affine in θ, where a pass of every draw through the map can cost more than the
+    rest of the intervals.
 
     Parameters
     ----------
@@ -357,8 +356,7 @@ def draws(structure: Structure, theta: np.ndarray, factor: np.ndarray, n_draws: 
         centre = np.concatenate([values[name].ravel() for name in layout])
         source = AffineDraws(centre, moved, n_draws, rng)
         if moved.size > n_draws * centre.size:
-            # B L larger than the draws (many items: 10,000 items' B L is 800 MB, their draws 80 MB):
-            # made now, so that the fit keeps the draws, not B L
+            # B L larger than the draws (many items): made now, so that the fit keeps the draws, not B L
             source.rows()
         return {name: LazyDraws(source, sl, (n_draws, *shape)) for name, (sl, shape) in layout.items()}
     if factor.nbytes <= LAZY_FACTOR_MAX:

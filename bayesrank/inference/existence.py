@@ -28,10 +28,10 @@ from scipy.sparse import coo_matrix, vstack
 
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.inference.compiled import Bound, compiled
-from bayesrank.inference.information import (CellDerivatives, cell_matrix, extreme_eigenvalues, information,
+from bayesrank.inference.information import (SINGULAR, CellDerivatives, cell_matrix, extreme_eigenvalues,
                                              separate_blocks)
-from bayesrank.inference.optimize import SINGULAR, maximise
+from bayesrank.inference.optimize import maximise
+from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.model.judge_aware import judge_existence
 from bayesrank.model.links import RECESSION
 
@@ -85,14 +85,12 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
     signed = framework.signed_counterpart()
     if signed is None:
         return out
-    sbound = compiled(signed, prepared).bind(prepared)
+    sbound = structure_of(signed, prepared).bind(prepared)
     gamma = np.asarray(values["gamma"], dtype=float)
     start = {name: values[name] for name in sbound.structure.natural.names if name in values}
     start["gamma"] = gamma * gamma.size / gamma.sum()
     x0 = sbound.structure.natural.theta_for(start, sbound.x0)
-    stheta, _ = maximise(sbound.logp_dlogp, lambda th: -information(sbound, th, "observed"), x0,
-                         prepared.n_comparisons, maxiter,
-                         information_diagonal=lambda th: information(sbound, th, "observed", diagonal=True))
+    stheta = maximise(sbound, x0, maxiter=maxiter).theta
     signed_gamma = sbound.structure.values(stheta)["gamma"]
     verdict = judge_existence(prepared.judges, gamma, signed_gamma)
     verdict["warnings"] = warnings + verdict["warnings"]
@@ -171,7 +169,7 @@ def recession(bound: Bound, theta: np.ndarray, how: dict | None = None) -> dict 
         cells = np.broadcast_to(np.arange(n)[:, None], cols.shape)
         slope[name] = coo_matrix((cd.jac[name][mask], (cells[mask], cols[mask])), shape=(n, start)).tocsr()
     counts = bound.counts
-    _, outcome_grad = structure.outcome_gradients(cd.values)
+    _, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
     grad = {name: outcome_grad[:, :, cd.names.index(name)] if name in cd.names else np.zeros((n, 3))
             for name in ("d", "h")}
     blocks, weights = [], []
@@ -241,8 +239,7 @@ def locked(link: str, counts: np.ndarray, n_predictors: int) -> np.ndarray:
     """
     out = np.zeros(len(counts), dtype=bool)
     seen = counts > 0
-    # each cell's pattern of observed outcomes as one number (np.unique over rows sorts them as records:
-    # 2.4 ms of a 14 ms warm Davidson fit on arena-2024)
+    # each cell's pattern of observed outcomes as one number (np.unique over rows would sort records)
     code = seen @ (1 << np.arange(seen.shape[1]))
     for value in np.unique(code):
         pattern = (value >> np.arange(seen.shape[1])) & 1
@@ -265,35 +262,20 @@ def locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, 
     The test: Σ_locked J_cᵀJ_c pulled back to θ (the free coordinates only the linear
     variables read; each cell's predictor rows, restricted to the linear variables, at unit
     length), scaled to a unit diagonal, is positive definite: its smallest eigenvalue
-    above :data:`~bayesrank.inference.optimize.SINGULAR` of its largest (the criterion by which a
+    above :data:`~bayesrank.inference.information.SINGULAR` of its largest (the criterion by which a
     fit's information counts as non-singular). The scaling decides the same rank and keeps
-    the scores' curvature from swamping the tie coordinates': for Davidson k_tie = 20 on the
-    arena the unscaled ratio is 9e-13 (the linear programme then ran for minutes), the scaled
-    one 5e-9. On the arena data nearly every compared pair has
-    wins both ways and ties (3343 of 3455), and with k_tie = 20 this costs about one Hessian
-    where the linear programme took minutes. The rows' scaling keeps the rank too, and the test
-    from failing by rounding where a Thurstonian pair's dispersion runs to 0 (its rows ∝ 1/√s_ab).
+    the scores' curvature from swamping the tie coordinates'; the rows' scaling keeps the rank
+    too, and the test from failing by rounding where a Thurstonian pair's dispersion runs to 0
+    (its rows ∝ 1/√s_ab). Where it holds — nearly every compared pair of an arena has wins both
+    ways and ties — it costs about one Hessian, where the linear programme can take minutes.
     False when the test does not apply or fails.
-
-    With every predictor linear in the natural variables and those affine in θ (Bradley–Terry,
-    Davidson and Rao–Kupper without a Thurstonian covariance) the matrix does not depend on θ: the
-    answer is a fact of the data, kept in the bound's memo (a warm Davidson k_tie = 1 refit on
-    arena-2024 spent 4 ms of its 31 ms here).
     """
-    structure = bound.structure
-    if structure.affine:
-        return bound.shared(("locked cells identify",), lambda: _locked_cells_identify(bound, theta, cd, linear))
-    return _locked_cells_identify(bound, theta, cd, linear)
-
-
-def _locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives, linear: set[str]) -> bool:
-    """:func:`locked_cells_identify` at θ, computed."""
     structure = bound.structure
     nmap = structure.natural
     P = len(cd.names)
     if P > 2 or set(cd.names) - {"d", "h"}:
         return False
-    held = bound.shared(("locked cells", P), lambda: locked(structure.framework.link, bound.counts, P))
+    held = locked(structure.framework.link, bound.counts, P)
     if not held.any():
         return False
     index = np.arange(structure.n_free)
@@ -305,29 +287,27 @@ def _locked_cells_identify(bound: Bound, theta: np.ndarray, cd: CellDerivatives,
     weights = np.zeros((held.size, P, P))
     weights[held] = np.eye(P)
     # each locked cell's rows at unit length: a positive row scaling keeps the rank, and the rows of a
-    # Thurstonian pair whose dispersion runs to 0 grow without bound (paper model 17 on arena-2024: to
-    # 7.7e9; unscaled, the test failed there and the linear programme took 224 s of CPU)
+    # Thurstonian pair whose dispersion runs to 0 grow without bound
     inside = np.zeros(nmap.size, dtype=bool)
     for name, (rows, _, _) in zip(nmap.names, nmap.blocks):
         inside[rows] = name in linear
     for q, name in enumerate(cd.names):
         length = np.sqrt(np.sum(np.where(inside[cd.rows[name]], cd.jac[name], 0.0) ** 2, axis=1))
         weights[:, q, q] /= np.where(length > 0, length, 1.0) ** 2
-    # the dense tie blocks apart (their extreme eigenvalues depend on the data alone, kept), the
-    # rest of the matrix without their predictors' terms: a block-diagonal matrix's extreme
-    # eigenvalues are the extremes of its blocks'
+    # the dense tie blocks apart, the rest of the matrix without their predictors' terms: a
+    # block-diagonal matrix's extreme eigenvalues are the extremes of its blocks'
     parts = []
     for k, r, A in separate_blocks(bound, cd):
         cols = index[nmap.blocks[k][1]]
         if np.intersect1d(free, cols).size != cols.size:
             return False
-        parts.append(bound.shared(("locked cells identify", k), lambda A=A: _extremes(A.T @ (held[:, None] * A))))
+        parts.append(_extremes(A.T @ (held[:, None] * A)))
         weights[:, r, :] = weights[:, :, r] = 0.0
         free = np.setdiff1d(free, cols)
     if free.size:
         # only the linear variables move: their θ coordinates (``free``) move no other variable
         # (above), so the rows of the others drop out of this block of the matrix in θ
-        parts.append(_extremes(cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]))
+        parts.append(_extremes(cell_matrix(bound, cd, weights)[np.ix_(free, free)]))
     if any(part is None for part in parts):
         return False
     return bool(min(smallest for smallest, _ in parts) > SINGULAR * max(largest for _, largest in parts))

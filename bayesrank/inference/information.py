@@ -38,20 +38,49 @@ import scipy.sparse as sp
 from scipy.linalg import blas, cho_factor, eigh, lapack
 from scipy.sparse.linalg import LinearOperator
 
+from scipy.sparse.linalg import ArpackError, eigsh
+
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference.compiled import SPARSE_FROM, Bound, Structure
-from bayesrank.inference.optimize import lanczos_largest, largest_eigenvalue
+from bayesrank.inference.natural import SPARSE_FROM
+from bayesrank.inference.structure import Bound, Structure
 
 #: Up to this many natural coordinates a full information matrix is assembled dense in natural
 #: coordinates and pulled back by dense blocks (the θ matrix it becomes is dense and about as
-#: large anyway): the sparse assembly's COO → CSR sort and the sliced sparse products cost more
-#: — arena-2024, one observed information: paper model 16 (774 natural coordinates) 98 → 48 ms,
-#: model 17 (1,935) 856 → 294 ms, model 9 475 → 168 ms. Beyond, and for a diagonal alone, sparse.
+#: large anyway, and the sparse assembly's sort and sliced products cost more there). Beyond,
+#: and for a diagonal alone, sparse.
 DENSE_NATURAL_MAX = 4000
 #: Up to this many free coordinates the smallest eigenvalue of the information comes from a full
 #: eigendecomposition; beyond, from Lanczos iterations with its Cholesky factor (O(n²) a step
 #: instead of O(n³)).
 DENSE_EIGEN_MAX = 400
+
+
+#: The start of every Lanczos iteration: fixed, because ARPACK's own draws come from a generator it
+#: keeps for the process, so a value (converged to 1e-6) would depend on the eigenproblems solved before.
+LANCZOS_SEED = 0
+#: An information whose smallest eigenvalue is below this fraction of its largest is singular in
+#: float64: the directions along it are not identified by the data.
+SINGULAR = 1e-12
+
+
+def largest_eigenvalue(matrix: np.ndarray) -> float:
+    """The largest eigenvalue of a symmetric matrix: by Lanczos (:func:`lanczos_largest`), or by
+    LAPACK on that one index where ARPACK breaks down."""
+    largest = lanczos_largest(matrix)
+    if largest is None:
+        n = matrix.shape[0]
+        largest = float(eigh(matrix, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+    return largest
+
+
+def lanczos_largest(operator) -> float | None:
+    """The largest eigenvalue of a symmetric matrix or operator by Lanczos (ARPACK) from the fixed
+    start :data:`LANCZOS_SEED`, or None when ARPACK breaks down or does not converge."""
+    start = np.random.default_rng(LANCZOS_SEED).standard_normal(operator.shape[0])
+    try:
+        return float(eigsh(operator, k=1, which="LA", return_eigenvectors=False, tol=1e-6, v0=start)[0])
+    except ArpackError:  # ArpackNoConvergence is one
+        return None
 
 
 def extreme_eigenvalues(info: np.ndarray, definite_only: bool = False, overwrite: bool = False
@@ -117,8 +146,8 @@ def cholesky_inverse(factor: tuple) -> np.ndarray:
     return triangle + triangle.T - np.diag(np.diag(triangle))
 
 
-#: Rows per step when a triangle of a large matrix is cleared, mirrored or averaged in place
-#: (:func:`symmetrised` at 2,967 coordinates: 20 ms with 128 rows, 37 ms with 512).
+#: Rows per step when a triangle of a large matrix is cleared, mirrored or averaged in place (the
+#: temporaries stay in cache).
 ROW_CHUNK = 128
 
 
@@ -179,7 +208,7 @@ class Units:
 
 def _unit_gradients(cd, units: Units) -> np.ndarray:
     """``(n, K, P)``: ∂L/∂p of one comparison of each kind, per cell."""
-    _, D = cd.structure.outcome_gradients(cd.values)
+    _, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
     return np.einsum("cko,cop->ckp", units.pseudo, D)
 
 
@@ -237,7 +266,7 @@ class CellDerivatives:
             value0, jac = affine[name]
             local = np.concatenate([np.reshape(u[name][k], (n, -1)) for k in kernel.keys], axis=1)
             self.values[name], self.jac[name] = value0 + np.einsum("cp,cp->c", jac, local), jac
-        self.link = structure.link_derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
+        self.link = structure.kernels["link"].derivatives(self.values, np.zeros((n, 3)) if counts is None else counts)
         self.rows = structure.local_rows(self.cells) if rows is None else rows
         self._positions = {} if positions is None else positions
 
@@ -309,10 +338,8 @@ class CellDerivatives:
     def _csr_pattern(self, blocks: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The CSR structure of the sum of the predictor blocks ``blocks`` (``indptr``, ``indices``)
         and where each of their entries lands in its data (``inverse``): it depends on the cells
-        alone, so it is kept with the block positions (for a fit's cells, across the fits of
-        frozen data) and a sparse matrix costs one bincount — where scipy's COO → CSR
-        conversion sorted and summed the same ~500k entries at every information (17 ms of paper
-        model 29's 220)."""
+        alone, so it is kept with the block positions of the fit's cells, and a sparse matrix costs
+        one bincount instead of scipy's COO → CSR sort at every information."""
         key = ("csr", blocks)
         if key not in self._positions:
             index = np.concatenate([self._block_positions(*block) for block in blocks])
@@ -333,7 +360,7 @@ def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | 
     if kind == "observed":
         return -link["hess"], -link["grad"]
     if kind == "expected":
-        lp, D = cd.structure.outcome_gradients(cd.values)
+        lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
         return np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D), None
     if units is None:
         g = link["grad"]
@@ -342,36 +369,10 @@ def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | 
     return np.einsum("ck,ckp,ckq->cpq", units.counts, G, G), None
 
 
-def natural_information(cd: CellDerivatives, counts: np.ndarray, kind: str = "observed",
-                        units: Units | None = None, sparse: bool = False):
-    """An information-type matrix (module docstring) in the natural coordinates of ``cd``:
-    the variables the predictors read, before the map to θ (``units``: the meat of
-    ``kind="scores"`` per comparison instead of per cell); a dense array, or with ``sparse``
-    a ``scipy.sparse`` matrix."""
-    return _weighted_information(cd, counts, kind, units, sparse)[1]
-
-
-def _weighted_information(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | None,
-                          sparse: bool, skip: frozenset = frozenset()
-                          ) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
-    """:func:`natural_information` and the per-cell weights ``(n, P, P)`` it was built with
-    (:func:`_weights`; the blocks of :func:`_factored` are built from them too), without the
-    terms of the predictor pairs in ``skip`` (:meth:`CellDerivatives.matrix`)."""
-    weights, second = _weights(cd, counts, kind, units)
-    return weights, cd.matrix(weights, second, sparse=sparse, skip=skip)
-
-
 #: A dense block of B (the identified tie coordinates of the k_tie = 10, 20 models: each of them
 #: moves every loading) with at least this many columns, read by linear predictors only, has its
 #: diagonal block of the θ matrix assembled from the cells' gradients in θ (:func:`_factored`).
 FACTORED_FROM = 400
-#: A dense block of B with more columns than this makes :func:`information_operator` decline
-#: (Newton's steps are then solved densely): the k_tie = 20 tie factors on arena-2024 (2,330
-#: columns) cost 9 ms a product and 20 to over 100 conjugate-gradient iterations a step, against
-#: 0.6 s for the information and its Cholesky factor, whose factor the chord steps reuse
-#: (paper model 22: Newton's phase 7.7 s with the products, 5.3 s without). The k_tie = 10 tie
-#: factors (1,245 columns) keep them.
-OPERATOR_DENSE_MAX = 2000
 
 
 def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[int, np.ndarray, bool]]]:
@@ -381,19 +382,14 @@ def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[
     (none else: then ``{}``).
 
     They are constant (a linear predictor's gradient depends on the cells only), so they are made
-    once per fit (``bound.block_jacobians``) and, for frozen prepared data, kept across fits with
-    the structure's other cell facts (:meth:`~bayesrank.inference.compiled.Bound.shared`, one
-    structure's at a time per data content: tens of MB, 64 MB for a k_tie = 20 model on arena-2024)."""
+    once per fit (``bound.block_jacobians``)."""
     structure, nmap = bound.structure, bound.structure.natural
     dense = [k for k in nmap.dense_blocks() if np.arange(bound.n_free)[nmap.blocks[k][1]].size >= FACTORED_FROM]
     if not dense:
         return {}
     dense = tuple(dense)
     per_fit = bound.block_jacobians
-    if dense in per_fit:
-        return per_fit[dense]
-
-    def compute():
+    if dense not in per_fit:
         found = {}
         for k in dense:
             rows_k = nmap.blocks[k][0]
@@ -401,33 +397,29 @@ def _block_jacobians(bound: Bound, cd: CellDerivatives) -> dict[int, list[tuple[
             for q, name in enumerate(cd.names):
                 A = nmap.block_jacobian(k, cd.rows[name], cd.jac[name])
                 if A is not None:
-                    A.flags.writeable = False   # shared by every fit of the structure on these cells
+                    A.flags.writeable = False   # shared by every information of the fit
                     rows = cd.rows[name]
                     parts.append((q, A, bool(np.all((rows >= rows_k.start) & (rows < rows_k.stop)))))
             if all(structure.predictors[cd.names[q]].linear for q, _, _ in parts):
                 found[k] = parts
-        return found
-
-    per_fit[dense] = bound.shared(("block_jacobians", dense), compute)
+        per_fit[dense] = found
     return per_fit[dense]
 
 
-def _factored(bound: Bound, cd: CellDerivatives, weights: np.ndarray, diagonal: bool,
-              diagonal_only: frozenset = frozenset()) -> dict[int, np.ndarray]:
+def _factored(bound: Bound, cd: CellDerivatives, weights: np.ndarray, diagonal: bool) -> dict[int, np.ndarray]:
     """The diagonal blocks B_kᵀ H_kk B_k of the θ matrix (their diagonals with ``diagonal``) for the
     blocks of :func:`_block_jacobians`, as Σ_{q,r} A_qᵀ diag(W_qr) A_r over the cells: a linear
-    predictor has no second-derivative term. For the k_tie = 20 tie factors on arena-2024
-    (3,455 cells, 2,580 loadings, 2,330 identified coordinates) a symmetric rank-k update over
-    the cells costs 9 GFlop where the dense sandwich B_kᵀ (H_kk B_k) costs 30, and the diagonal
-    is O(cells × columns) instead of that sandwich's first product. The blocks in
-    ``diagonal_only`` are their diagonals (1-D) also without ``diagonal``."""
+    predictor has no second-derivative term. With fewer cells than loadings (factored tie
+    thresholds: every cell couples 2k loadings, and B_k is dense) a symmetric rank-k update over
+    the cells costs about a third of the dense sandwich B_kᵀ (H_kk B_k), and the diagonal is
+    O(cells × columns) instead of that sandwich's first product."""
     out = {}
     for k, parts in _block_jacobians(bound, cd).items():
         total = None
         for q, A_q, _ in parts:
             for r, A_r, _ in parts:
                 w = weights[:, q, r]
-                if diagonal or k in diagonal_only:
+                if diagonal:
                     term = w @ (A_q * A_r)
                 elif q == r:
                     term = _weighted_gram(A_q, w)
@@ -460,11 +452,9 @@ def _factored_cross(bound: Bound, cd: CellDerivatives, weights: np.ndarray
     diag(W_qr) A_r over the other predictors q (J_q,j: q's gradient in the natural rows of block
     j, sparse), then B_jᵀ on the left. Returns the predictor pairs (q, r) and (r, q) covered (left
     out of the natural matrix) and block pairs (j, k) ↦ ``(columns of j, columns of k)``, the average of the
-    (q, r) and (r, q) terms (the matrix is symmetrised anyway). For the k_tie = 20 tie factors
-    on arena-2024 the scores × tie coordinates block is a sparse (129 × 3,455, two entries a cell)
-    times dense (3,455 × 2,330) product, where the natural matrix's sparse block times the dense
-    B_k took 0.05 s a side (csc_matvecs, twice an information): paper model 22's information
-    0.48-0.50 → 0.37-0.39 s CPU."""
+    (q, r) and (r, q) terms (the matrix is symmetrised anyway). The scores × tie coordinates
+    block is then a sparse (items × cells, two entries a cell) times dense (cells × tie
+    coordinates) product, cheaper than the natural matrix's block times the dense B_k."""
     nmap = bound.structure.natural
     pairs, out = set(), {}
     for k, r, A_r in separate_blocks(bound, cd):
@@ -497,8 +487,7 @@ def _weighted_gram(A: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Aᵀ diag(w) A by symmetric rank-k updates (one for the positive weights, one for the
     negative): half the flops of a general product. With weights of one sign (a concave link's
     observed information) the rows are not copied out first, and the lower triangle is mirrored
-    a block of rows at a time (for 2,330 columns: 0.28 s where the copy and one fancy-indexed
-    mirror took 0.36-0.74 s)."""
+    a block of rows at a time (no n × n temporary)."""
     out = None
     for sign in (1.0, -1.0):
         pick = sign * w > 0
@@ -520,7 +509,7 @@ def _weighted_gram(A: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagonal: bool = False,
-                units: Units | None = None, apart: np.ndarray | None = None) -> np.ndarray:
+                units: Units | None = None) -> np.ndarray:
     """An information-type matrix of the free coordinates θ (see the module docstring).
 
     Parameters
@@ -532,13 +521,6 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         Return only the diagonal (cheaper: the full matrix in θ is never formed).
     units : Units, optional
         ``kind="scores"``: the meat per comparison instead of per cell.
-    apart : ndarray of bool, optional
-        Coordinates of θ whose block may be left at its diagonal: the dense blocks of
-        :func:`_factored` inside them (the tie coordinates' Gram matrix, most of the cost of
-        a k_tie = 10, 20 model's information) then hold their diagonals only, every other
-        entry is exact — a *screened* matrix, which says whether the other coordinates' block
-        is positive definite and is all a whitening reads (:mod:`bayesrank.inference.optimize`);
-        :func:`complete_screened` fills those blocks in.
 
     Returns
     -------
@@ -549,71 +531,36 @@ def information(bound: Bound, theta: np.ndarray, kind: str = "observed", diagona
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
     cd = CellDerivatives.at(bound, theta)
     weights, second = _weights(cd, bound.counts, kind, units)
-    # the gradient term of a Hessian through the exp of positive variables
-    curvature = -cd.gradient() if kind == "observed" else None
-    return cell_matrix(bound, cd, theta, weights, second, curvature, diagonal, _screened_blocks(bound, cd, apart))
+    return cell_matrix(bound, cd, weights, second, diagonal)
 
 
-def complete_screened(bound: Bound, theta: np.ndarray, matrix: np.ndarray, apart: np.ndarray) -> np.ndarray:
-    """The observed information at θ from its screened form (:func:`information` with ``apart``),
-    in place: the blocks held at their diagonals filled in, the same entries the whole
-    information has."""
-    cd = CellDerivatives.at(bound, theta)
-    weights, _ = _weights(cd, bound.counts, "observed", None)
-    screened = _screened_blocks(bound, cd, apart)
-    index = np.arange(bound.n_free)
-    for k, block in _factored(bound, cd, weights, False).items():
-        if k in screened:
-            at = index[bound.structure.natural.blocks[k][1]]
-            matrix[at[0]:at[-1] + 1, at[0]:at[-1] + 1] = block
-    return matrix
-
-
-def _screened_blocks(bound: Bound, cd: CellDerivatives, apart: np.ndarray | None) -> frozenset:
-    """The blocks of :func:`_factored` whose columns are contiguous, all in ``apart`` and none of
-    them the log of a positive variable (their block of the information is the one computed)."""
-    if apart is None:
-        return frozenset()
-    index, nmap = np.arange(bound.n_free), bound.structure.natural
-    out = set()
-    for k in _block_jacobians(bound, cd):
-        at = index[nmap.blocks[k][1]]
-        if at.size and np.all(apart[at]) and at[-1] - at[0] + 1 == at.size and not nmap.exp_columns[at].any():
-            out.add(k)
-    return frozenset(out)
-
-
-def cell_matrix(bound: Bound, cd: CellDerivatives, theta: np.ndarray, weights: np.ndarray,
-                second: np.ndarray | None = None, curvature: np.ndarray | None = None,
-                diagonal: bool = False, screened: frozenset = frozenset()) -> np.ndarray:
-    """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) of the cells ``cd`` of ``bound`` at θ, pulled back
-    to θ (:meth:`CellDerivatives.matrix`'s arguments; ``curvature``: the natural gradient whose
-    term through the exp of positive variables a Hessian adds), the dense tie blocks from the
-    cells' gradients in θ (:func:`_factored`; those in ``screened`` by their diagonals only): the
-    matrix of :func:`information` for any per-cell weights (the existence check's Gram matrix of
-    the locked cells is one).
+def cell_matrix(bound: Bound, cd: CellDerivatives, weights: np.ndarray, second: np.ndarray | None = None,
+                diagonal: bool = False) -> np.ndarray:
+    """Σ_c J_cᵀ W_c J_c (+ Σ_c Σ_q w_cq ∇²p_cq) of the cells ``cd`` of ``bound``, pulled back to θ
+    (:meth:`CellDerivatives.matrix`'s arguments), the dense tie blocks from the cells' gradients in
+    θ (:func:`_factored`): the matrix of :func:`information` for any per-cell weights (the
+    existence check's Gram matrix of the locked cells is one).
 
     Returns
     -------
     ndarray
         ``(n_free, n_free)``, symmetric (``(n_free,)`` with ``diagonal=True``).
     """
-    size = bound.structure.natural.size
+    nmap, n_free = bound.structure.natural, bound.n_free
     skip = _inside(bound, cd)
-    given = _factored(bound, cd, weights, diagonal, screened)
+    given = _factored(bound, cd, weights, diagonal)
     if not diagonal:  # (a diagonal has no blocks between different coordinates)
         crossed, cross = _factored_cross(bound, cd, weights)
         skip, given = skip | crossed, {**given, **cross}
     # without the terms of the factored blocks the rest is sparse: a dense natural matrix would
-    # be mostly those blocks' zeros (2,710² entries for the k_tie = 20 tie factors)
-    nat = cd.matrix(weights, second, sparse=size >= SPARSE_FROM and (diagonal or size > DENSE_NATURAL_MAX
-                                                                    or bool(skip)), skip=skip)
-    nmap = bound.structure.natural
+    # be mostly those blocks' zeros
+    nat = cd.matrix(weights, second, sparse=nmap.size >= SPARSE_FROM and (diagonal or nmap.size > DENSE_NATURAL_MAX
+                                                                          or bool(skip)), skip=skip)
     if diagonal:
-        return nmap.pull_back_diagonal(nat, theta, curvature, given)
-    out = nmap.pull_back_matrix(nat, theta, curvature, given)
-    at = nmap.sandwiched_columns(given, bound.n_free)
-    if at.size == bound.n_free:
+        return nmap.pull_back_diagonal(nat, n_free, given)
+    out = nmap.pull_back_matrix(nat, n_free, given)
+    at = nmap.sandwiched_columns(given, n_free)
+    if at.size == n_free:
         return symmetrised(out)
     if at.size and at[-1] - at[0] + 1 == at.size:   # one run of coordinates: averaged in place
         symmetrised(out[at[0]:at[-1] + 1, at[0]:at[-1] + 1])
@@ -637,35 +584,16 @@ def symmetrised(out: np.ndarray) -> np.ndarray:
     return out
 
 
-def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed"
-                         ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray] | None:
-    """:func:`information` as a matrix-vector product and its diagonal, never formed as a
-    matrix: the natural-coordinate matrix stays sparse and B structured, so a product costs
-    O(cells + free coordinates) where the dense matrix in θ costs O(n_free²) to build.
-
-    Returns
-    -------
-    matvec : callable
-        v ↦ I v.
-    diagonal : ndarray
-        diag(I).
-
-    None when B has a dense block of more than :data:`OPERATOR_DENSE_MAX` columns: each product
-    then costs O(free coordinates²) itself.
-    """
+def information_operator(bound: Bound, theta: np.ndarray, kind: str = "observed") -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`information` as a matrix-vector product v ↦ I v, never formed as a matrix: the
+    natural-coordinate matrix stays sparse and B structured, so a product costs O(cells + free
+    coordinates) (plus the dense blocks of B), where the dense matrix in θ costs O(n_free²)."""
     if kind not in INFORMATION:
         raise ModelSpecError(f"information must be one of {INFORMATION}, got {kind!r}.")
-    nmap = bound.structure.natural
-    if any(np.arange(bound.n_free)[nmap.blocks[k][1]].size > OPERATOR_DENSE_MAX for k in nmap.dense_blocks()):
-        return None
-    theta = np.asarray(theta, dtype=float)
-    cd = CellDerivatives.at(bound, theta)
-    # the products keep the whole natural matrix: through the cells' gradients in θ (n cells ×
-    # tie columns, twice) a product cost 1.5× as much for the k_tie = 20 tie factors
-    weights, nat = _weighted_information(cd, bound.counts, kind, None, sparse=True)
-    curvature = -cd.gradient() if kind == "observed" else None
-    return (lambda v: nmap.pull_back_product(nat, theta, v, curvature),
-            nmap.pull_back_diagonal(nat, theta, curvature, _factored(bound, cd, weights, diagonal=True)))
+    cd = CellDerivatives.at(bound, np.asarray(theta, dtype=float))
+    weights, second = _weights(cd, bound.counts, kind, None)
+    nat = cd.matrix(weights, second, sparse=True)
+    return lambda v: bound.structure.natural.pull_back_product(nat, v)
 
 
 def unit_effects(bound: Bound, theta: np.ndarray, units: Units, directions: np.ndarray) -> np.ndarray:
@@ -685,7 +613,7 @@ def unit_effects(bound: Bound, theta: np.ndarray, units: Units, directions: np.n
     theta = np.asarray(theta, dtype=float)
     cd = CellDerivatives.at(bound, theta)
     G = _unit_gradients(cd, units)
-    U = bound.structure.natural.push_forward(np.asarray(directions, dtype=float), theta)
+    U = bound.structure.natural.push_forward(np.asarray(directions, dtype=float))
     out = 0.0
     for q, name in enumerate(cd.names):
         along = np.einsum("cj,cjr->cr", cd.jac[name], U[cd.rows[name]])
@@ -696,7 +624,7 @@ def unit_effects(bound: Bound, theta: np.ndarray, units: Units, directions: np.n
 def gradient(bound: Bound, theta: np.ndarray) -> np.ndarray:
     """∇_θ ℓ assembled from the per-cell kernels (the PyMC graph's gradient, computed another way)."""
     cd = CellDerivatives.at(bound, theta)
-    return bound.structure.natural.pull_back(cd.gradient(), np.asarray(theta, dtype=float))
+    return bound.structure.natural.pull_back(cd.gradient(), bound.n_free)
 
 
 def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -712,7 +640,7 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
     theta = np.asarray(theta, dtype=float)
     nat = structure.natural.unflatten(structure.natural(theta))
     cd = CellDerivatives(structure, nat, cells)
-    lp, outcome_grad = structure.outcome_gradients(cd.values)
+    lp, outcome_grad = structure.kernels["link"].outcome_gradients(cd.values)
     probs = np.exp(lp)
     n = probs.shape[0]
     grad_nat = np.zeros((n, 3, cd.size))
@@ -725,7 +653,4 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
     for rows, cols, block in structure.natural.blocks:
         along = grad_nat[:, :, rows].reshape(n * 3, -1).T        # (rows, n · 3): Bᵀ on its columns
         out[:, :, cols] += block.transpose_times(along).T.reshape(n, 3, -1)
-    nmap = structure.natural
-    if nmap.exp_columns.any():  # dφ/dθ of positive variables, at the point the nat values come from
-        out *= np.where(nmap.exp_columns, nmap.phi(theta), 1.0)
     return probs, probs[:, :, None] * out

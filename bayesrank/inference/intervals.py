@@ -15,8 +15,7 @@ each side adds ½, ½; a reweighted pair scales that by its weight).
 ``bootstrap``
     A seeded multinomial bootstrap of the comparisons: each replicate draws N comparisons
     with replacement (a multinomial over every cell × observed outcome), and is refitted by
-    the same compiled model, warm-started at θ̂ with Newton's method using the original
-    information — each step one gradient evaluation — so a thousand refits take seconds.
+    the same compiled model and optimiser, warm-started at θ̂.
 """
 
 from __future__ import annotations
@@ -27,10 +26,9 @@ import numpy as np
 
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.data.memo import remembered
-from bayesrank.inference.compiled import Bound
 from bayesrank.inference.information import Units, information
-from bayesrank.inference.optimize import FINAL_TOL, maximise
+from bayesrank.inference.optimize import maximise
+from bayesrank.inference.structure import Bound
 from bayesrank.model.framework import Framework
 
 #: How each interval method is described in a fit (``estimate.attrs["covariance"]``).
@@ -67,13 +65,6 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
         When the prepared cells are not the given cells under the framework's outcome map (a
         framework whose ``prepare`` does something its ``outcome_map`` does not say).
     """
-    if weights is None:  # a fact of the data (prepared is the framework's prepare of it): kept for frozen data
-        return remembered(data, ("comparison_units", framework.spec_json()),
-                          lambda: _units(framework, data, prepared, None, read_only=True))
-    return _units(framework, data, prepared, weights)
-
-
-def _units(framework, data, prepared, weights, read_only=False) -> Units:
     Y = framework.outcome_map()
     raw = data.counts()
     keep = (raw @ Y).sum(axis=1) > 0
@@ -84,8 +75,6 @@ def _units(framework, data, prepared, weights, read_only=False) -> Units:
                                                           atol=1e-9):
         raise RuntimeError(f"{framework.label}: the prepared cells do not follow from the data by the "
                            "framework's outcome_map; per-comparison intervals are not available.")
-    if read_only:
-        units.counts.flags.writeable = units.pseudo.flags.writeable = False
     return units
 
 
@@ -93,7 +82,7 @@ def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units
              chart: np.ndarray | None = None, bread: np.ndarray | None = None) -> np.ndarray:
     """I⁻¹ M I⁻¹ on θ (see the module docstring); ``observed`` is the observed information,
     in the coordinates of ``chart`` (``(len(θ), d)``: the complement of a symmetry's orbit,
-    :func:`bayesrank.inference.optimize.gauge_complement`) when one is given; ``bread``: its
+    :func:`bayesrank.inference.map.gauge_complement`) when one is given; ``bread``: its
     inverse when the caller has it already (from the information's Cholesky factor)."""
     meat = information(bound, theta, "scores", units=units)
     if chart is not None:
@@ -104,8 +93,8 @@ def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units
     return 0.5 * (cov + cov.T)
 
 
-def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units, n_boot: int,
-              rng: np.random.Generator, maxiter: int = 2000) -> tuple[np.ndarray, dict]:
+def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: np.random.Generator,
+              maxiter: int) -> tuple[np.ndarray, dict]:
     """θ̂ of ``n_boot`` multinomial resamples of the comparisons.
 
     Parameters
@@ -114,20 +103,18 @@ def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Unit
         The fit's compiled model and prepared cells.
     theta : ndarray
         The MLE (every refit starts there).
-    observed : ndarray
-        The observed information at θ̂ (the fixed Newton matrix of the warm start).
     units : Units
     n_boot : int
     rng : numpy Generator
     maxiter : int
-        Iteration cap of a refit that the warm start does not finish.
+        Iteration cap of a refit.
 
     Returns
     -------
     thetas : ndarray
         ``(n_kept, n_free)`` estimates of the replicates that have an MLE and converged.
     info : dict
-        ``n_boot``, ``n_failed`` (no MLE in the resample, or no convergence), ``newton_iterations``
+        ``n_boot``, ``n_failed`` (no MLE in the resample, or no convergence) and ``iterations``
         (total over the replicates).
     """
     structure, prepared = bound.structure, bound.data
@@ -135,8 +122,7 @@ def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Unit
     flat = units.counts.ravel()
     total = int(round(flat.sum()))
     p = flat / flat.sum()
-    fixed = -np.asarray(observed, dtype=float)
-    kept, failed, newton = [], 0, 0
+    kept, failed, iterations = [], 0, 0
     for start in range(0, n_boot, BOOTSTRAP_CHUNK):
         draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
         for draw in draws:
@@ -146,17 +132,11 @@ def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Unit
             if not exists:
                 failed += 1
                 continue
-            rebound = structure.bind(resample)
-            n = float(counts.sum())
-            est, info = maximise(rebound.logp_dlogp, lambda th, b=rebound: -information(b, th, "observed"),
-                                 theta, n, maxiter, start_hessian=lambda th: fixed,
-                                 information_diagonal=lambda th, b=rebound: information(b, th, "observed",
-                                                                                        diagonal=True))
-            newton += info["newton_iterations"]
-            grad = rebound.logp_dlogp(est)[1]
-            if not np.all(np.isfinite(est)) or np.max(np.abs(grad)) / n > max(BOOTSTRAP_TOL, FINAL_TOL):
+            end = maximise(structure.bind(resample), theta, maxiter=maxiter)
+            iterations += end.iterations
+            if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
                 failed += 1
                 continue
-            kept.append(est)
+            kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
-    return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "newton_iterations": int(newton)}
+    return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}

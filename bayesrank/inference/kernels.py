@@ -19,17 +19,9 @@ Two kinds of kernels:
     (local values, constants, cell data) ↦ the predictor, its gradient in the local values
     and, for non-linear predictors, the weighted second derivatives Σ_c g_c ∇²p_c.
 
-Both are compiled once per (link / predictor, input shapes) and shared by every fit. They run
-on the cheap tier (:mod:`bayesrank.inference.backend`); a link's derivatives also have a hot
-form, made ready when the first model using the link moves its log-density there
-(:meth:`LinkKernel.promote`), and a fit reads the form of its own model's tier
-(:meth:`~bayesrank.inference.compiled.Structure.link_derivatives`): a Newton step of a repeated fit
-evaluates them once, and they are the largest part of its cost on the cheap tier (0.47 ms of about
-1.3 ms for Bradley–Terry on arena-2024's 3,455 cells; 0.22 ms on the hot tier). Their last bits
-differ between the tiers, so a kernel shared by every model of a link must not switch tiers for all
-of them at once: a non-concave model's optimiser would then end at another maximum depending on which
-models were fitted before it in the process (paper model 16 on arena-2024 after model 17: NLL
-1.0068496 instead of 1.0068367).
+Each function is compiled on first use in the one mode of :mod:`bayesrank.inference.backend`;
+a link's kernel is shared by every model of that link (the same function gives the same
+numbers, whoever compiled it first).
 """
 
 from __future__ import annotations
@@ -40,7 +32,7 @@ from functools import cache, cached_property
 import numpy as np
 import pytensor.tensor as pt
 
-from bayesrank.inference.backend import build
+from bayesrank.inference.backend import function
 from bayesrank.model.framework import Predictor
 from bayesrank.model.links import PREDICTORS, cell_loglik, log_probs
 
@@ -50,51 +42,31 @@ class LinkKernel:
 
     def __init__(self, link: str):
         self.link = link
-        #: whether the hot form of the derivatives is ready (:meth:`promote`)
-        self.ready = False
 
     @cached_property
     def _symbols(self):
         d, h = pt.dvector("d"), pt.dvector("h")
         return d, h, log_probs(self.link, d, h if "h" in PREDICTORS[self.link] else None)
 
-    def _compile(self, role, graph, tier="cheap"):
-        return build(graph, key=("link", self.link, role), tier=tier, on_unused_input="ignore")
-
-    def promote(self) -> None:
-        """Make the hot form of :meth:`derivatives` and :meth:`outcome_gradients` ready (compiled,
-        or loaded from numba's cache, here: called with a repeated model's log-density,
-        :meth:`bayesrank.inference.compiled.Structure.promote`)."""
-        if self.ready:
-            return
-        d = np.zeros(2)
-        self._derivatives_hot(d, d, np.ones((2, 3)))
-        self._outcome_hot(d, d)
-        self.ready = True
+    def _compile(self, graph):
+        inputs, outputs = graph()
+        return function(inputs, outputs, on_unused_input="ignore")
 
     @cached_property
     def probs_fn(self):
         def graph():
             d, h, lp = self._symbols
             return [d, h], lp
-        return self._compile("probs", graph)
+        return self._compile(graph)
 
     @cached_property
     def derivatives_fn(self):
-        return self._compile("derivatives", self._derivatives_graph)
-
-    @cached_property
-    def _derivatives_hot(self):
-        return self._compile("derivatives", self._derivatives_graph, tier="hot")
+        return self._compile(self._derivatives_graph)
 
     @cached_property
     def outcome_fn(self):
         """∂ log P_o / ∂p per outcome (the −∞ tie column of Bradley–Terry gives NaN, masked later)."""
-        return self._compile("outcomes", self._outcome_graph)
-
-    @cached_property
-    def _outcome_hot(self):
-        return self._compile("outcomes", self._outcome_graph, tier="hot")
+        return self._compile(self._outcome_graph)
 
     def _derivatives_graph(self):
         d, h, lp = self._symbols
@@ -125,10 +97,8 @@ class LinkKernel:
         """``(n, 3)`` log P(a wins), log P(b wins), log P(tie)."""
         return self.probs_fn(*self._args(pred))
 
-    def derivatives(self, pred: Mapping[str, np.ndarray], counts: np.ndarray, hot: bool = False
-                    ) -> dict[str, np.ndarray]:
-        """Per-cell derivatives of the cell log-likelihood L_c in the predictors, on the hot tier with
-        ``hot`` (made ready first when it is not yet), else on the cheap one.
+    def derivatives(self, pred: Mapping[str, np.ndarray], counts: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-cell derivatives of the cell log-likelihood L_c in the predictors.
 
         Returns
         -------
@@ -136,18 +106,12 @@ class LinkKernel:
             ``log_probs`` (n, 3); ``loglik`` (n,); ``grad`` (n, P) = ∂L_c/∂p; ``hess``
             (n, P, P) = ∂²L_c/∂p². P = 1 (d) for Bradley–Terry, 2 (d, h) for the tie links.
         """
-        if hot:
-            self.promote()
-        fn = self._derivatives_hot if hot else self.derivatives_fn
-        lp, ll, grad, hess = fn(*self._args(pred), np.asarray(counts, dtype=float))
+        lp, ll, grad, hess = self.derivatives_fn(*self._args(pred), np.asarray(counts, dtype=float))
         return {"log_probs": lp, "loglik": ll, "grad": grad, "hess": hess}
 
-    def outcome_gradients(self, pred: Mapping[str, np.ndarray], hot: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Log-probabilities ``(n, 3)`` and ∂ log P_o/∂p ``(n, 3, P)`` (zero where P_o = 0); the tier
-        as :meth:`derivatives`."""
-        if hot:
-            self.promote()
-        lp, ograd = (self._outcome_hot if hot else self.outcome_fn)(*self._args(pred))
+    def outcome_gradients(self, pred: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Log-probabilities ``(n, 3)`` and ∂ log P_o/∂p ``(n, 3, P)`` (zero where P_o = 0)."""
+        lp, ograd = self.outcome_fn(*self._args(pred))
         return lp, np.where(np.isfinite(lp)[..., None], np.nan_to_num(ograd), 0.0)
 
 
@@ -193,25 +157,23 @@ class PredictorKernel:
         n = value.shape[0]
         return pt.concatenate([g.reshape((n, -1)) for g in pt.grad(scalar, [u[k] for k in self.keys], disconnected_inputs="ignore")], axis=1)
 
-    def _compile(self, role, graph):
-        key = ("predictor", function_identity(self.predictor.fn), self.keys, self.constant_keys,
-               tuple(sorted(self._shapes.items())), tuple(sorted(self._cell_ndims.items())),
-               tuple(sorted(self._cell_dtypes.items())), self.predictor.linear, role)
-        return build(graph, key=key, tier="cheap", on_unused_input="ignore")
+    def _compile(self, graph):
+        inputs, outputs = graph()
+        return function(inputs, outputs, on_unused_input="ignore")
 
     @cached_property
     def value_fn(self):
         def graph():
             _, inputs, value = self._symbols
             return inputs, value
-        return self._compile("value", graph)
+        return self._compile(graph)
 
     @cached_property
     def jacobian_fn(self):
         def graph():
             _, inputs, value = self._symbols
             return inputs, [value, self._flat_grad(value.sum())]
-        return self._compile("jacobian", graph)
+        return self._compile(graph)
 
     @cached_property
     def second_fn(self):
@@ -224,7 +186,7 @@ class PredictorKernel:
             weighted = self._flat_grad((weight * value).sum())
             rows = [self._flat_grad(weighted[:, j].sum()) for j in range(self.width)]
             return [*inputs, weight], pt.stack(rows, axis=-1)
-        return self._compile("second", graph)
+        return self._compile(graph)
 
     @property
     def width(self) -> int:
@@ -251,16 +213,6 @@ class PredictorKernel:
         if self.second_fn is None:
             return None
         return self.second_fn(*self._args(u, cells), np.asarray(weight, dtype=float))
-
-
-def function_identity(fn) -> tuple:
-    """What determines the graph a predictor function builds: its qualified name and the values
-    its closure captured (a covariate column, a scale function), recursively."""
-    if not callable(fn) or not hasattr(fn, "__code__"):
-        return (repr(fn),)
-    cells = tuple(c.cell_contents for c in (fn.__closure__ or ()))
-    captured = tuple(function_identity(c) if callable(c) else repr(c) for c in cells)
-    return (fn.__module__, fn.__qualname__, captured, repr(fn.__defaults__))
 
 
 def predictor_kernel(predictor: Predictor, shapes: Mapping[str, tuple], cell_ndims: Mapping[str, int],

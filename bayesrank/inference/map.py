@@ -1,70 +1,74 @@
-"""Maximum a posteriori with flat priors — the maximum-likelihood estimate — and its asymptotics.
+"""Maximum a posteriori with flat priors — the maximum-likelihood estimate — and its uncertainty.
 
-The log-likelihood and gradient are the PyMC model's own graph compiled on the free
-coordinates θ (scores in zero-sum coordinates, unconstrained tie parameters), with the data
-as inputs; :func:`~bayesrank.inference.optimize.maximise` drives them to the MLE with the
-exact Hessian of :mod:`~bayesrank.inference.information`. The covariance is the inverse
-information on θ (observed by default; the framework may ask for the expected one), pushed
-to every model variable by the delta method and by draws from the asymptotic normal
-(:mod:`~bayesrank.inference.asymptotics`). A framework with a continuous symmetry that its
-constraints leave (:meth:`~bayesrank.model.framework.Framework.gauge`: HJA's GL(r + 1)) is
-fitted and inverted in the complement of the symmetry's directions at θ̂ — a chart of the
-quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported quantity, being invariant
-under the symmetry, gets the same Wald interval whichever complement is used. The result is
-a DataTree of the shape of :mod:`~bayesrank.inference.tree`.
+:func:`fit_map` is a short flow:
 
-Three interval methods (``intervals=``): ``"wald"`` (the inverse information above),
-``"sandwich"`` and ``"bootstrap"`` (:mod:`~bayesrank.inference.intervals`, per comparison).
-The default is the framework's: the sandwich where the likelihood is a pseudo-likelihood
-(ties counted as halves) or the pairs are reweighted, Wald otherwise. ``intervals="none"``
-gives point estimates only: the MLE with every diagnostic (the information's smallest
-eigenvalue, existence, convergence), but no covariance, no standard errors and no
-``posterior`` group of draws (``estimate.attrs["interval"] = "none"``; the results layer then
-makes leaderboards without interval columns and refuses what needs draws, in words). With
-``reweight=True`` every pair of items is weighted by the inverse of its number of comparisons
-(:mod:`bayesrank.data.weights`, the Chatbot Arena option).
+1. **prepare** the cells (the framework's data conventions; ``reweight``) and say what the data
+   warn of;
+2. **optimise**: a trust-region Newton method with the exact Hessian
+   (:func:`~bayesrank.inference.optimize.maximise`) from the model's start, and from ``restarts``
+   moved starts where the log-likelihood is not concave;
+3. **assess** the end point (:func:`assess`): converged by the KKT conditions (the gradient
+   vanishes and the information is positive definite on the identified directions), the MLE
+   exists (:mod:`~bayesrank.inference.existence`), what the data do not identify, and where a
+   run stopped short (a boundary of the model), each in words;
+4. **uncertainty**, one strategy per interval method (:func:`covariance`): ``"wald"`` (the
+   inverse observed information, or the expected one where the framework asks for it),
+   ``"sandwich"`` and ``"bootstrap"`` (per comparison, :mod:`~bayesrank.inference.intervals`),
+   ``"none"`` (point estimates and every diagnostic, no covariance or draws) — pushed to every
+   model variable by the delta method and by draws (:mod:`~bayesrank.inference.asymptotics`);
+5. **assemble** the DataTree (:mod:`~bayesrank.inference.tree`).
+
+A framework with a continuous symmetry that its constraints leave
+(:meth:`~bayesrank.model.framework.Framework.gauge`: HJA's GL(r + 1)) is optimised without
+steps along the symmetry and inverted in the complement of its directions at θ̂ — a chart of
+the quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported quantity, being
+invariant under the symmetry, gets the same interval whichever complement is used.
+
+The default interval method is the framework's: the sandwich where the likelihood is a
+pseudo-likelihood (ties counted as halves) or the pairs are reweighted, Wald otherwise.
+
+A fit is a function of its framework, data, options and seed (and the installed libraries):
+nothing here reads what an earlier fit did, a cache's state or the environment, and the linear
+algebra runs on one BLAS thread (:mod:`bayesrank.inference.backend`).
 """
 
 from __future__ import annotations
 
 import time
-from functools import cache
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy.linalg import cho_factor
-from threadpoolctl import ThreadpoolController
 
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.data import memo
 from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference import asymptotics, backend
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference import asymptotics
+from bayesrank.inference.backend import one_thread
 from bayesrank.inference.existence import check_existence
-from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
-                                              complete_screened, information, information_operator, inverse_factor)
+from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
+                                             inverse_factor)
+from bayesrank.inference.information import information as information_matrix
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
-from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise, moved_starts, runs_from_starts
+from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
+from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import INTERVALS, Framework
 
-#: Convergence threshold on the largest gradient entry of the per-comparison log-likelihood.
-GRADIENT_TOL = 1e-6
-#: Default iteration cap of L-BFGS-B over all its phases (``fit_map(maxiter=)``).
-MAXITER = 20000
+#: The KKT tolerance: an end point is stationary when the largest entry of the gradient of the
+#: log-likelihood per comparison is below this.
+GRADIENT_TOL = 1e-8
 #: Beyond this many free coordinates a Wald fit on the observed information keeps its covariance as
 #: a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂) — and
-#: never forms Cov(θ̂): standard errors are row norms of B F (:func:`asymptotics.linear_variances`),
-#: draws are θ̂ + F z, and the estimate group stores neither ``theta_cov`` nor the ``<name>_cov``
-#: of :meth:`Framework.covariances` (``attrs["covariance_stored"] = 0``; 10,000 items would
-#: store 800 MB each). The results layer then takes contrasts from the asymptotic-normal draws.
+#: never forms Cov(θ̂): standard errors are row norms of B F, draws are θ̂ + F z, and the estimate
+#: group stores neither ``theta_cov`` nor the ``<name>_cov`` of :meth:`Framework.covariances`
+#: (``attrs["covariance_stored"] = 0``). The results layer then takes contrasts from the draws.
 DENSE_COVARIANCE_MAX = 1000
-#: Runs of a multi-start fit (``restarts``) that end within this many log-likelihood units per comparison
-#: of the highest reached the same maximum: one maximum's runs agree to ~1e-16 per comparison (their
-#: NLLs to the last digit or two), other maxima of the rank-3 Thurstonian models differ by 1e-8-1e-5.
+#: Runs of a multi-start fit (``restarts``) whose ends are within this many log-likelihood units per
+#: comparison of each other reached the same maximum.
 RESTART_AGREEMENT = 1e-10
 #: How each interval method makes an interval (``estimate.attrs["interval"]``; Wald otherwise).
 INTERVAL_KIND = {"bootstrap": "quantile", "none": "none"}
@@ -79,17 +83,17 @@ def fit_map(
     framework: Framework,
     data: Comparisons,
     *,
-    maxiter: int = MAXITER,
-    n_draws: int = 1000,
-    random_seed: int | None = 0,
-    init: np.ndarray | None = None,
-    information: str | None = None,
     intervals: str | None = None,
+    information: str | None = None,
+    n_draws: int = 1000,
     n_boot: int = 1000,
     reweight: bool = False,
     restarts: int = 0,
+    random_seed: int | None = 0,
+    maxiter: int = MAXITER,
+    init: np.ndarray | None = None,
 ) -> xr.DataTree:
-    """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty.
+    """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty (the module docstring).
 
     Parameters
     ----------
@@ -97,93 +101,80 @@ def fit_map(
         The model to fit.
     data : Comparisons
         Comparison cells (raw; ``framework.prepare`` is applied here).
-    maxiter : int
-        Iteration cap of L-BFGS-B over all its phases; hitting it marks the fit as not
-        converged.
+    intervals : {"wald", "sandwich", "bootstrap", "none"}, optional
+        How the uncertainty is computed; default: the framework's ``default_intervals``
+        (``"sandwich"`` with ``reweight``).
+    information : {"observed", "expected"}, optional
+        Information matrix inverted for Wald intervals (default: the framework's
+        ``default_information`` — observed for the paired models, the plug-in expected
+        information with the empirical design for the judge-aware models, as in their paper).
     n_draws : int
         Draws from the asymptotic normal (rank intervals, probabilities of orderings); with
         ``intervals="bootstrap"`` the draws are the bootstrap replicates instead.
-    random_seed : int, optional
-        Seed of those draws and of the bootstrap.
-    init : ndarray, optional
-        Starting θ (default: the model's starting point).
-    information : {"observed", "expected"}, optional
-        Information matrix inverted for the covariance (default: the framework's
-        ``default_information`` — observed for the paired models, the plug-in expected
-        information with the empirical design for the judge-aware models, as in their paper).
-    intervals : {"wald", "sandwich", "bootstrap", "none"}, optional
-        How the uncertainty is computed (module docstring); default: the framework's
-        ``default_intervals`` (``"sandwich"`` with ``reweight``). ``"none"``: point estimates
-        and diagnostics only — no standard errors, covariances or draws.
     n_boot : int
         Bootstrap replicates.
     reweight : bool
         Weight every pair by the inverse of its comparison count (:mod:`bayesrank.data.weights`).
     restarts : int
-        Further runs of the optimiser, each from the start moved at random
-        (:func:`~bayesrank.inference.optimize.moved_starts`, seeded by ``random_seed``), for a
-        log-likelihood that is not concave (Rao–Kupper's threshold, the Thurstonian covariance, judge
-        discriminations: which of its maxima a run reaches depends on its start); the estimate is the
-        highest end that reached a stationary point (the highest of all where none did). Ignored for a
-        concave log-likelihood (one maximum).
+        Further runs of the optimiser from starts moved at random (seeded by ``random_seed``), for
+        a log-likelihood that is not concave (Rao–Kupper's threshold, the Thurstonian covariance,
+        judge discriminations), whose maxima a run reaches depending on its start; the estimate is
+        chosen by :func:`chosen_run`. Ignored for a concave log-likelihood (one maximum).
+    random_seed : int, optional
+        Seed of the draws, the bootstrap and the moved starts.
+    maxiter : int
+        Cap on the trust-region iterations of each run; reaching it leaves the fit unconverged.
+    init : ndarray, optional
+        Starting θ (default: the model's start).
 
     Returns
     -------
     xarray.DataTree
         See :mod:`bayesrank.inference.tree`; ``attrs["bayesrank_diagnostics"]`` reports
-        ``converged``, ``grad_norm``, the optimiser's iterations, the smallest eigenvalue of
-        the information, ``mle_exists`` and timings; with restarts run, ``restarts``, ``start_nlls``,
-        ``start_grad_norms`` and ``start_boundaries`` (every run's end, the model's own start first; the
-        last: the boundaries of the model it sits at, in words) and ``best_start``.
+        ``converged``, ``grad_norm``, ``iterations``, ``optimiser`` (the method and its message),
+        the smallest eigenvalue of the information, ``mle_exists`` and ``seconds``; with restarts,
+        ``restarts``, ``start_nlls``, ``start_grad_norms``, ``start_boundaries`` (every run's end,
+        the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
+    intervals = intervals or ("sandwich" if reweight else framework.default_intervals)
+    _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter)
+    with one_thread():
+        return _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed,
+                        maxiter, init)
+
+
+def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter) -> None:
+    """Refuse options no fit can honour, in words that name the option."""
+    def count(value, least):
+        return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= least
+
     if kind not in ("observed", "expected"):
         raise ModelSpecError(f"information must be 'observed' or 'expected', got {kind!r}.")
-    if n_draws < 1:
-        raise ModelSpecError(f"n_draws must be at least 1, got {n_draws}.")
-    if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer))
-                                    or random_seed < 0):
+    if intervals not in INTERVALS:
+        raise ModelSpecError(f"intervals must be one of {', '.join(INTERVALS)}, got {intervals!r}.")
+    if not count(n_draws, 1):
+        raise ModelSpecError(f"n_draws must be an integer of at least 1, got {n_draws!r}.")
+    if intervals == "bootstrap" and not count(n_boot, 2):
+        raise ModelSpecError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
+    if not count(restarts, 0):
+        raise ModelSpecError(f"restarts must be a non-negative integer, got {restarts!r}.")
+    if not count(maxiter, 1):
+        raise ModelSpecError(f"maxiter must be a positive integer, got {maxiter!r}.")
+    if random_seed is not None and not count(random_seed, 0):
         raise ModelSpecError(f"random_seed must be a non-negative integer, got {random_seed!r}.")
     if not framework.map_supported:
         raise ModelSpecError(f"{framework.label} needs its hierarchical prior: fit it with method='nuts'.")
-    intervals = intervals or ("sandwich" if reweight else framework.default_intervals)
-    if intervals not in INTERVALS:
-        raise ModelSpecError(f"intervals must be one of {', '.join(INTERVALS)}, got {intervals!r}.")
-    if intervals == "bootstrap" and (isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer))
-                                     or n_boot < 2):
-        raise ModelSpecError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
-    if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
-        raise ModelSpecError(f"restarts must be a non-negative integer, got {restarts!r}.")
-    if intervals == "bootstrap" and any(framework.covariances().values()):
+    symmetric = any(framework.covariances().values())
+    if intervals == "bootstrap" and symmetric:
         raise ModelSpecError(f"{framework.label}: bootstrap intervals are not available for a model with a "
                              "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
-    # the dense algebra here (small matrix products, a Hessian inverse) is slower on several
-    # BLAS threads, even for the models with thousands of free coordinates: spinning threads
-    # compete with each other and with other processes (bench/README.md). Alone on an idle 2-core
-    # machine, two threads took the k_tie = 20 paper models 30 and 18 (2,967 coordinates each)
-    # 8-11 % less wall time at twice the CPU, on other optimiser paths to the same maxima, and model 17
-    # 1 % more (bench/results/grid.md, stop 34)
-    with _threads().limit(limits=1):
-        return _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight,
-                        restarts)
 
 
-@cache
-def _threads() -> ThreadpoolController:
-    """The process's thread pools, inspected once (scanning the loaded libraries on every fit
-    took milliseconds)."""
-    return ThreadpoolController()
-
-
-def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, intervals, n_boot, reweight, restarts):
-    t0, compile0 = time.perf_counter(), backend.compile_seconds()
-    # point estimates only (intervals="none"): no covariance, no standard errors, no draws
-    uncertainty = intervals != "none"
-    # one read-only object per content of the data, and its prepared cells: what is derived from
-    # them alone (graph facts, the tree's data groups) is computed for the first fit only
-    data = memo.canonical(data)
-    prepared = memo.remembered(data, ("prepared", framework.spec_json()), lambda: memo.frozen(framework.prepare(data)))
-    if not uncertainty and framework.n_gauge(prepared):
+def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed, maxiter, init):
+    t0 = time.perf_counter()
+    prepared = framework.prepare(data)
+    if intervals == "none" and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
                              "with a continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
@@ -193,333 +184,343 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     notes = statistical_warnings(prepared)
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
-    structure = compiled(framework, prepared, prior="flat")
-    bound = structure.bind(prepared)
-    n = prepared.n_comparisons
+    bound = structure_of(framework, prepared).bind(prepared)
+    gauge = _gauge(framework, bound)
 
-    def hessian(theta):
-        matrix = information(bound, theta, "observed")
-        return np.negative(matrix, out=matrix)  # (in its own memory: one n × n array fewer)
+    runs = optimise(framework, bound, init, restarts, random_seed, maxiter, gauge)
+    best = chosen_run(runs)
+    optimum = runs[best]
+    found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter)
+    notes += found.notes + restart_notes(framework, bound, runs, best)
+    rng = np.random.default_rng(random_seed)
+    spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter)
+    notes += spread.notes
+    found.diagnostics.update(spread.diagnostics)
+    if len(runs) > 1:
+        n = prepared.n_comparisons
+        found.diagnostics.update(
+            restarts=restarts, start_nlls=[-run.loglik / n for run in runs],
+            start_grad_norms=[run.grad_max for run in runs], best_start=best,
+            start_boundaries=[framework.boundaries(prepared, bound.structure.values(run.theta)) for run in runs])
+    found.diagnostics["seconds"] = time.perf_counter() - t0
+    found.diagnostics["near_duplicates"] = [list(d) for d in near_duplicates]
+    return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes)
 
-    x0 = bound.x0 if init is None else np.asarray(init, dtype=float)
 
-    def canonical(theta):
-        moved = framework.canonical(bound.natural(theta))
-        return theta if moved is None else structure.natural.theta_for(moved, theta)
+def _gauge(framework: Framework, bound: Bound):
+    """θ ↦ the tangent directions in θ of the symmetry the constraints leave (Framework.gauge), or
+    None without one."""
+    if not framework.n_gauge(bound.data):
+        return None
+    natural = bound.structure.natural
+    return lambda theta: natural.theta_directions(framework.gauge(bound.natural(theta)), bound.n_free)
 
-    def symmetry(theta):
-        """Tangent directions in θ of the symmetry the constraints leave (Framework.gauge)."""
-        return structure.natural.theta_directions(framework.gauge(bound.natural(theta)), theta)
 
-    gauge = symmetry if framework.n_gauge(prepared) else None  # then: work in its complement
+def optimise(framework: Framework, bound: Bound, init, restarts: int, random_seed, maxiter: int, gauge
+             ) -> list[Optimum]:
+    """The runs of the optimiser: from ``init`` or the model's start, then — for a log-likelihood
+    that is not concave — from ``restarts`` starts moved at random (:func:`moved_starts`, seeded by
+    ``random_seed``)."""
+    start = bound.x0 if init is None else np.asarray(init, dtype=float)
+    starts = [start]
+    if restarts and not bound.structure.concave:
+        starts += moved_starts(start, restarts, np.random.default_rng(None if random_seed is None
+                                                                      else [random_seed, 1]))
+    return [maximise(bound, s, gauge=gauge, maxiter=maxiter) for s in starts]
 
-    def across_edge(theta):
-        """Equivalent points across the edge of the chart (Framework.across_edge)."""
-        return [structure.natural.theta_for(moved, theta) for moved in framework.across_edge(bound.natural(theta))]
 
-    def cells_logp_dlogp(theta):
-        """Log-likelihood and gradient from the cells' kernels (the link's per-cell log-likelihood
-        and derivatives, :class:`CellDerivatives`), kept for θ in ``bound.last_at``: the information
-        at a point Newton's line search accepts then costs no second pass over the cells."""
-        cd = CellDerivatives.at(bound, theta)
-        return float(cd.link["loglik"].sum()), structure.natural.pull_back(cd.gradient(), theta)
+def chosen_run(runs: list[Optimum]) -> int:
+    """The run that gives the estimate: among the runs that reached a stationary point (largest
+    gradient entry below :data:`GRADIENT_TOL` per comparison; among all runs where none did), the
+    first whose log-likelihood is within :data:`RESTART_AGREEMENT` per comparison of the highest —
+    so a tie between runs that reached one maximum goes to the earliest, the model's own start
+    first, whatever the rounding of their last digits."""
+    n = runs[0].n
+    stationary = [k for k, run in enumerate(runs) if run.grad_max < GRADIENT_TOL] or list(range(len(runs)))
+    top = max(runs[k].loglik for k in stationary)
+    return next(k for k in stationary if (top - runs[k].loglik) / n <= RESTART_AGREEMENT)
 
-    def off_plateau(theta):
-        """Points off a plateau where the optimiser may stop (Framework.off_plateau)."""
-        return [structure.natural.theta_for(moved, theta) for moved in framework.off_plateau(bound.natural(theta))]
 
-    def parted(theta):
-        """Points where coinciding items are parted (Framework.parted)."""
-        return [structure.natural.theta_for(moved, theta) for moved in framework.parted(bound.natural(theta))]
+def restart_notes(framework: Framework, bound: Bound, runs: list[Optimum], best: int) -> list[str]:
+    """What the runs of a multi-start fit say, in words: nothing where every run reached the
+    estimate's maximum; else how many ended lower, and any that ended higher short of a stationary
+    point, with the boundaries of the model where those stopped."""
+    if len(runs) < 2:
+        return []
+    n = bound.data.n_comparisons
+    top = runs[best].loglik
+    lower = [run for run in runs if (top - run.loglik) / n > RESTART_AGREEMENT]
+    higher = [run for run in runs if (run.loglik - top) / n > RESTART_AGREEMENT]
+    if not lower and not higher:
+        return []
+    source = "the model's own start" if best == 0 else f"moved start {best}"
+    said = [f"the log-likelihood is not concave and where the optimiser ends depends on its start ({len(runs)} runs:"
+            f" the model's own start and {len(runs) - 1} moved at random; diagnostics['start_nlls']); the "
+            f"estimate is the end of the run from {source}."]
+    if lower:
+        gap = top - min(run.loglik for run in lower)
+        said.append(f"{len(lower)} of them ended at lower maxima, by up to {gap:.3g} in log-likelihood: more restarts "
+                    "may find a higher one.")
+    if higher:
+        gap = max(run.loglik for run in higher) - top
+        where = sorted({phrase for run in higher
+                        for phrase in framework.boundaries(bound.data, bound.structure.values(run.theta))})
+        said.append(f"{len(higher)} ended higher, by up to {gap:.3g}, but short of a stationary point"
+                    + (f", at a boundary of the model ({'; '.join(where)}), where the likelihood's supremum is "
+                       "approached but not attained" if where else "") + ".")
+    return [" ".join(said)]
 
-    # a concave log-likelihood goes to Newton's method from the start (optimize.py): a few
-    # evaluations, each followed by the information at the same point; elsewhere L-BFGS-B's many
-    # evaluations are cheaper by the compiled log-density
-    logp_dlogp = cells_logp_dlogp if structure.concave else bound.logp_dlogp
-    apart = structure.whitened_columns if structure.whitened_columns.any() else None
 
-    def screened(theta):
-        """The information with the whitened-by-construction block at its diagonal, and how to
-        complete it (optimize.py: the whitenings read no more, and a Newton step needs the rest
-        only where the other block is positive definite)."""
-        matrix = information(bound, theta, "observed", apart=apart)
-        return matrix, lambda: complete_screened(bound, theta, matrix, apart)
+@dataclass
+class Assessment:
+    """What :func:`assess` found at the estimate.
 
-    def run(start):
-        return maximise(logp_dlogp, hessian, start, n, maxiter,
-                        information_diagonal=lambda th: information(bound, th, "observed", diagonal=True),
-                        canonical=canonical, gauge=gauge, edge=across_edge, plateau=off_plateau, part=parted,
-                        information_product=lambda th: information_operator(bound, th, "observed"),
-                        concave=structure.concave, apart=apart, screened=screened if apart is not None else None)
+    Attributes
+    ----------
+    theta : ndarray
+    values : dict
+        Every model variable at θ̂.
+    observed : ndarray or None
+        The observed information (in the gauge complement), None when not finite.
+    factor : tuple or None
+        Its Cholesky factor (``cho_factor`` form), when positive definite.
+    chart : ndarray or None
+        The gauge complement's basis ``(n_free, d)``, or None without a symmetry.
+    mle_exists, identified, converged : bool
+    notes : list of str
+    diagnostics : dict
+    """
 
-    if restarts and not structure.concave:  # (the draws' generator stays as without restarts)
-        moved = moved_starts(x0, restarts, np.random.default_rng(None if random_seed is None else [random_seed, 1]))
-        runs = runs_from_starts(run, logp_dlogp, [x0, *moved])
-        best_start = _chosen_run(runs, n)
-        theta, optimiser = runs[best_start][:2]
-        ends = [framework.boundaries(prepared, structure.values(end)) for end, *_ in runs]
-        optimiser = {**optimiser, "restarts": restarts, "start_nlls": [-value / n for *_, value, _ in runs],
-                     "start_grad_norms": [grad / n for *_, grad in runs], "start_boundaries": ends,
-                     "best_start": best_start}
-        notes += _restart_notes(runs, best_start, n, ends)
-    else:
-        theta, optimiser = run(x0)
+    theta: np.ndarray
+    values: dict
+    observed: np.ndarray | None
+    factor: tuple | None
+    chart: np.ndarray | None
+    mle_exists: bool
+    identified: bool
+    converged: bool
+    notes: list = field(default_factory=list)
+    diagnostics: dict = field(default_factory=dict)
+
+
+def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: str, intervals: str,
+           maxiter: int) -> Assessment:
+    """Whether the end point is the MLE, in words: the KKT conditions (gradient below
+    :data:`GRADIENT_TOL` per comparison; the observed information positive definite, its
+    smallest eigenvalue above :data:`~bayesrank.inference.information.SINGULAR` of its largest,
+    in the complement of a symmetry's directions), existence (:func:`check_existence`) and the
+    boundaries of the model where a run stopped short."""
+    theta, n = optimum.theta, bound.data.n_comparisons
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
-
-    def reduced(matrix):
-        """An information matrix in the identified directions (all of θ without a symmetry)."""
-        return matrix if chart is None else chart.T @ matrix @ chart
-
-    observed = reduced(information(bound, theta, "observed"))
-    grad_norm = float(np.max(np.abs(logp_dlogp(theta)[1])) / n)
-    # many free coordinates: the covariance stays a factor (below), made in the information's own
-    # memory (which nothing else needs then): one n × n array at a time
-    factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
-                and chart is None)
-    # an information with non-finite entries: the estimate sits where a cell's curvature
-    # overflows (a tie threshold run out to where its tie probability underflows to zero)
-    finite_information = bool(np.all(np.isfinite(observed)))
-    if not finite_information:
-        eig_min, eig_max, factor = float("nan"), float("nan"), None
-        observed = None if factored else observed
-    elif factored:
-        observed /= n
-        eig_min, eig_max, factor = extreme_eigenvalues(observed, overwrite=True)
-        observed = None
+    observed = information_matrix(bound, theta, "observed")
+    if chart is not None:
+        observed = chart.T @ observed @ chart
+    finite = bool(np.all(np.isfinite(observed)))
+    large = observed.shape[0] > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald" and chart is None
+    if not finite:
+        eig_min, eig_max, factor, observed = float("nan"), float("nan"), None, None
     else:
-        eig_min, eig_max, factor = extreme_eigenvalues(observed / n)
+        observed /= n
+        eig_min, eig_max, factor = extreme_eigenvalues(observed, overwrite=large)
+        observed = None if large else observed * n
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
-
-    values = structure.values(theta)
+    values = bound.structure.values(theta)
     check = check_existence(framework, bound, theta, values, maxiter)
-    notes += check.pop("warnings")
+    notes = check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
-
-    cov = np.full((structure.n_free, structure.n_free), np.nan) if not factored else None
-    cov_factor = None  # F with F Fᵀ = Cov(θ̂), on the large-model path
-    converged = bool(np.isfinite(grad_norm) and grad_norm < GRADIENT_TOL and identified and mle_exists)
-    if not finite_information:
-        notes.append(
-            "the observed information is not finite at the estimate (some cells' curvature overflows: "
-            "typically tie thresholds of pairs without ties run out until their tie probability underflows), "
-            "so Wald intervals are not available; use method='nuts' (proper priors) or fewer tie factors."
-        )
+    stationary = optimum.grad_max < GRADIENT_TOL
+    if not finite:
+        notes.append("the observed information is not finite at the estimate (some cells' curvature overflows: "
+                     "typically tie thresholds of pairs without ties run out until their tie probability "
+                     "underflows), so Wald intervals are not available; use method='nuts' (proper priors) or fewer "
+                     "tie factors.")
     elif not identified and (np.isnan(eig_min) or eig_min < -SINGULAR * eig_max):
-        # a clearly negative eigenvalue, or a large information whose Cholesky factor failed (its
-        # eigenvalues then left NaN): not a maximum, whatever the data identify
         how = ("its Cholesky factorisation failed, so its eigenvalues were not computed" if np.isnan(eig_min)
                else f"smallest eigenvalue {eig_min:.2e} per comparison")
-        notes.append(
-            f"the observed information is not positive definite at the estimate ({how}): the optimiser "
-            "stopped at a saddle point or on a flat ridge, not at a strict maximum, so Wald intervals are not "
-            "available; use method='nuts' (proper priors) or a simpler model."
-        )
-    elif not identified:
-        if mle_exists:
-            notes.append(
-                f"the observed information is singular (smallest eigenvalue {eig_min:.2e} per comparison): "
-                "some parameters are not identified by these data, so Wald intervals are not available; "
-                "use method='nuts' (proper priors) or a simpler model."
-            )
-    elif mle_exists and uncertainty:  # no MLE: nothing to invert (the information may be singular)
-        info = observed if kind == "observed" else reduced(information(bound, theta, kind))
-        try:
-            if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
-                cov_factor = inverse_factor(factor, n)
-            elif kind == "observed" and factor is not None:  # the Cholesky factor is at hand
-                cov = cholesky_inverse(factor) / n
-            else:
-                cov = cholesky_inverse(cho_factor(info))
-            inverse = cov if chart is None else None  # (I⁻¹ itself: the sandwich's bread)
-            cov = cov if chart is None or cov is None else chart @ cov @ chart.T
-            if intervals == "sandwich":
-                units = comparison_units(framework, data, prepared, weights)
-                cov = sandwich(bound, theta, observed, units, chart, bread=inverse)
-        except np.linalg.LinAlgError:
-            converged = False
-            notes.append(
-                f"the {kind} information is singular at the estimate: Wald intervals are not available; "
-                "use method='nuts' (proper priors) or a simpler model."
-            )
-    if grad_norm >= GRADIENT_TOL and mle_exists:
-        notes.append(
-            f"the optimiser did not converge (largest gradient entry {grad_norm:.2e} per comparison "
-            f"after {optimiser['iterations']} quasi-Newton and {optimiser['newton_iterations']} Newton "
-            "iterations): the estimate may not be the MLE."
-        )
+        notes.append(f"the observed information is not positive definite at the estimate ({how}): the optimiser "
+                     "stopped at a saddle point or on a flat ridge, not at a strict maximum, so Wald intervals are not "
+                     "available; use restarts=K, method='nuts' (proper priors) or a simpler model.")
+    elif not identified and mle_exists:
+        notes.append(f"the observed information is singular (smallest eigenvalue {eig_min:.2e} per comparison): "
+                     "some parameters are not identified by these data, so Wald intervals are not available; use "
+                     "method='nuts' (proper priors) or a simpler model.")
+    if not stationary and mle_exists:
+        where = framework.boundaries(bound.data, values)
+        notes.append(f"the optimiser did not converge (largest gradient entry {optimum.grad_max:.2e} per comparison "
+                     f"after {optimum.iterations} trust-region iterations: {optimum.message.rstrip('.')})"
+                     + (f", at a boundary of the model ({'; '.join(where)})" if where else "")
+                     + ": the estimate may not be the MLE; fit again with restarts=K or use method='nuts'.")
+    diagnostics = {
+        "converged": bool(stationary and identified and mle_exists),
+        "grad_norm": optimum.grad_max,
+        "iterations": optimum.iterations,
+        "optimiser": {"method": optimum.method, "message": optimum.message},
+        "min_information_eigenvalue": eig_min,
+        "information": kind,
+        **check,
+    }
+    return Assessment(theta=theta, values=values, observed=observed, factor=factor, chart=chart,
+                      mle_exists=mle_exists, identified=identified, converged=diagnostics["converged"],
+                      notes=notes, diagnostics=diagnostics)
 
-    cell_log_probs = CellDerivatives.at(bound, theta).link["log_probs"]  # the kernels already compiled
-    with np.errstate(invalid="ignore"):
-        loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
+
+def gauge_complement(directions: np.ndarray | None) -> np.ndarray | None:
+    """An orthonormal basis ``(n, n − g)`` of the complement of the span of ``directions`` ``(n, g)``
+    (the tangent space of a symmetry's orbit), or None without a symmetry."""
+    if directions is None or directions.shape[1] == 0:
+        return None
+    U, s, _ = np.linalg.svd(directions, full_matrices=True)
+    g = int(np.sum(s > 1e-10 * max(s[0], 1e-300)))
+    return U[:, g:]
+
+
+@dataclass
+class Spread:
+    """The uncertainty of a MAP fit (:func:`covariance`).
+
+    Attributes
+    ----------
+    cov : ndarray or None
+        Cov(θ̂) ``(n_free, n_free)``; None on the factor path or without intervals.
+    se, cross, sample : dict
+        Standard errors, covariances of the :meth:`Framework.covariances` variables, and draws.
+    n_draws : int
+    notes : list of str
+    diagnostics : dict
+    """
+
+    cov: np.ndarray | None
+    se: dict
+    cross: dict
+    sample: dict
+    n_draws: int
+    notes: list = field(default_factory=list)
+    diagnostics: dict = field(default_factory=dict)
+
+
+def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Assessment, kind: str,
+               intervals: str, weights, n_draws: int, n_boot: int, rng: np.random.Generator,
+               maxiter: int) -> Spread:
+    """Cov(θ̂) by the interval method (the module docstring), pushed to every model variable: standard
+    errors, the covariances a framework keeps for contrasts, and draws. Nothing where the MLE does not
+    exist or the information is singular (NaN), nothing at all with ``intervals="none"``."""
+    structure, theta, n = bound.structure, found.theta, bound.data.n_comparisons
+    values, chart = found.values, found.chart
     covariances = framework.covariances()
-    rng = np.random.default_rng(random_seed)
-    boot = None
-    if intervals == "bootstrap" and mle_exists and np.all(np.isfinite(cov)):
+    if intervals == "none":
+        return Spread(None, {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}, n_draws)
+    notes, diagnostics = [], {}
+    cov = factor = None
+    if found.mle_exists and found.identified and found.factor is not None:
+        try:
+            if found.observed is None:  # the large-model path: the factor of the information inverted in place
+                factor = inverse_factor(found.factor, n)
+            else:
+                if kind == "observed":
+                    cov = cholesky_inverse(found.factor) / n
+                else:
+                    expected = information_matrix(bound, theta, "expected")
+                    cov = cholesky_inverse(cho_factor(expected if chart is None else chart.T @ expected @ chart))
+                bread = cov
+                cov = cov if chart is None else chart @ cov @ chart.T
+                if intervals == "sandwich":
+                    units = comparison_units(framework, data, bound.data, weights)
+                    cov = sandwich(bound, theta, found.observed, units, chart, bread=bread)
+        except np.linalg.LinAlgError:
+            cov = None
+            notes.append(f"the {kind} information is singular at the estimate: Wald intervals are not available; "
+                         "use method='nuts' (proper priors) or a simpler model.")
+    thetas = None
+    if intervals == "bootstrap" and cov is not None:
         t_boot = time.perf_counter()
-        units = comparison_units(framework, data, prepared, weights)
-        thetas, boot = bootstrap(bound, theta, observed, units, n_boot, rng, maxiter)
+        units = comparison_units(framework, data, bound.data, weights)
+        thetas, boot = bootstrap(bound, theta, units, n_boot, rng, maxiter)
         boot["seconds"] = time.perf_counter() - t_boot
+        diagnostics["bootstrap"] = boot
         if boot["n_failed"]:
             notes.append(f"{boot['n_failed']} of {n_boot} bootstrap resamples were left out: their maximum-likelihood "
                          "estimate does not exist or was not reached; the intervals come from the other "
                          f"{n_boot - boot['n_failed']}.")
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
-    if not uncertainty:
-        se, cross, sample = {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}
-    elif cov_factor is not None:
-        se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
-        sample = asymptotics.draws(structure, theta, cov_factor, n_draws, rng, upper=True)
-    elif mle_exists and cov is not None and np.all(np.isfinite(cov)):
-        if boot is not None:
+    if factor is not None:
+        se, cross = asymptotics.delta_method(structure, theta, factor, {})
+        sample = asymptotics.draws(structure, theta, factor, n_draws, rng, upper=True)
+    elif cov is not None and np.all(np.isfinite(cov)):
+        if thetas is not None:
             se, cross, sample = asymptotics.replicates(structure, thetas, tuple(covariances))
             n_draws = len(thetas)
         else:
-            factor = asymptotics.covariance_factor(cov)
-            se, cross = asymptotics.delta_method(structure, theta, factor, covariances, cov)
-            sample = asymptotics.draws(structure, theta, factor, n_draws, rng)
+            root = asymptotics.covariance_factor(cov)
+            se, cross = asymptotics.delta_method(structure, theta, root, covariances, cov)
+            sample = asymptotics.draws(structure, theta, root, n_draws, rng)
     else:
+        cov = np.full((theta.size, theta.size), np.nan)
         se = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
-                 for name, blocked in covariances.items()} if not factored else {}
+                 for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    if chart is not None:  # representatives of the symmetry's orbit: a value, but no uncertainty
-        for name in asymptotics.moved_by(structure, theta, gauge(theta)):
+    return Spread(cov, se, cross, sample, n_draws, notes, diagnostics)
+
+
+def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes
+          ) -> xr.DataTree:
+    """The DataTree of a MAP fit (:mod:`bayesrank.inference.tree`), with what the framework leaves
+    unidentified reported as NaN, never as numbers."""
+    structure, prepared, theta = bound.structure, bound.data, found.theta
+    values, se, cross, sample = dict(found.values), dict(spread.se), dict(spread.cross), dict(spread.sample)
+    uncertainty = intervals != "none"
+    if found.chart is not None and uncertainty:  # representatives of the symmetry's orbit: a value, no uncertainty
+        for name in asymptotics.moved_by(structure, theta, _gauge(framework, bound)(theta)):
             se[name] = np.full(np.shape(values[name]), np.nan)
-    found = framework.findings(prepared, values, sample) if mle_exists else None
-    if found is not None:
-        notes += found.warnings
-        for name in found.hidden:  # not identified by these data: never reported as a number
-            for part in (values, se, sample):
+    findings = framework.findings(prepared, values, sample) if found.mle_exists else None
+    diagnostics = dict(found.diagnostics)
+    if findings is not None:
+        notes = notes + findings.warnings
+        diagnostics.update(findings.diagnostics)
+        for name in findings.hidden:  # not identified by these data: never reported as a number
+            for part in (values, se, sample, cross):
                 if name in part:
                     part[name] = np.full(np.shape(part[name]), np.nan)
-            if name in cross:
-                cross[name] = np.full(np.shape(cross[name]), np.nan)
-    if not mle_exists:  # never report an optimiser-path point as an estimate, nor its likelihood
+    cell_log_probs = CellDerivatives.at(bound, theta).link["log_probs"]
+    with np.errstate(invalid="ignore"):
+        loglik = float(np.where(bound.counts > 0, bound.counts * cell_log_probs, 0.0).sum())
+    if not found.mle_exists:  # never report an optimiser-path point as an estimate, nor its likelihood
         values = {name: np.full(np.shape(v), np.nan) for name, v in values.items()}
         cell_log_probs = np.full_like(cell_log_probs, np.nan)
         loglik = float("nan")
-
+    stored = uncertainty and spread.cov is not None
     dims = {name: variable_dims(structure.model, name, np.shape(v)) for name, v in values.items()}
-    used = tuple(sorted({k for d in dims.values() for k in d}))
-    estimate_coords, posterior_coords = memo.remembered(
-        prepared, ("coordinates", framework.spec_json(), used, n_draws),
-        lambda: _coordinates(framework, prepared, used, n_draws))
+    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
+    named = {k: v for k, v in coords.items() if k in {d for ds in dims.values() for d in ds}}
     estimate = xr.Dataset(
         {
             **{name: (dims[name], np.asarray(v, dtype=float)) for name, v in values.items()},
             **{f"{name}_se": (dims[name], np.asarray(se[name], dtype=float)) for name in values if name in se},
-            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name]) for name, blocked in covariances.items()
-               if name in cross and not factored},
+            **{f"{name}_cov": (_cov_dims(dims[name], blocked), cross[name])
+               for name, blocked in framework.covariances().items() if name in cross and stored},
             "theta": ("free", theta),
-            **({"theta_cov": (("free", "free_"), cov)} if not factored and uncertainty else {}),
+            **({"theta_cov": (("free", "free_"), spread.cov)} if stored else {}),
             "cell_log_probs": (("cell", "outcome"), cell_log_probs),
             "loglik": ((), loglik),
         },
-        coords=estimate_coords,
-        attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals,
-               "point": "mle", "information": kind,
+        coords={**named, **({"item": coords["item"]} if "item" in coords else {}),
+                "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
+                "cell": np.arange(prepared.n_cells)},
+        attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals, "point": "mle",
+               "information": kind,
                "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
-               "covariance_stored": int(not factored and uncertainty)},
+               "covariance_stored": int(stored)},
     )
     posterior = None if not uncertainty else xr.Dataset(
         {name: (("chain", "draw", *dims[name]), asymptotics.chained(v)) for name, v in sample.items()},
-        coords=posterior_coords,
-        attrs={"inference": "bootstrap replicates of the MLE" if boot is not None
+        coords={"chain": [0], "draw": np.arange(spread.n_draws), **named},
+        attrs={"inference": "bootstrap replicates of the MLE" if "bootstrap" in diagnostics
                else "draws from the asymptotic normal of the MLE"},
     )
-    diagnostics = {
-        "converged": converged,
-        "grad_norm": grad_norm,
-        **optimiser,
-        "min_information_eigenvalue": eig_min,
-        # building and compiling the model, including the first call of every compiled function
-        # (numba's JIT, or loading its machine code from the on-disk cache): inference/backend.py
-        "compile_seconds": backend.compile_seconds() - compile0,
-        "seconds": time.perf_counter() - t0,
-        "information": kind,
-        "near_duplicates": [list(d) for d in near_duplicates],
-        **check,
-        **({"edge": edge} if (edge := framework.edge_description(bound.natural(theta), optimiser.get("edge_crossings", 0)))
-           else {}),
-        **(found.diagnostics if found is not None else {}),
-    }
-    if boot is not None:
-        diagnostics["bootstrap"] = boot
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=structure.n_free - framework.n_gauge(prepared),
                     diagnostics=diagnostics, warnings=notes)
-
-
-def _chosen_run(runs: list[tuple], n: float) -> int:
-    """The run of a multi-start fit that gives the estimate (``runs``: :func:`runs_from_starts`'s): the
-    highest end among the runs that reached a stationary point (largest gradient entry below
-    :data:`GRADIENT_TOL` per comparison; among all runs where none did), and of the runs within
-    :data:`RESTART_AGREEMENT` of it (the same maximum) the first — the model's own start where it got there."""
-    stationary = [k for k, (*_, grad) in enumerate(runs) if grad / n < GRADIENT_TOL] or list(range(len(runs)))
-    top = max(runs[k][2] for k in stationary)
-    return next(k for k in stationary if (top - runs[k][2]) / n <= RESTART_AGREEMENT)
-
-
-def _restart_notes(runs: list[tuple], best: int, n: float, boundaries: list[list[str]] | None = None
-                   ) -> list[str]:
-    """What the runs of a multi-start fit say, in words: nothing where every run reached the estimate's
-    maximum (within :data:`RESTART_AGREEMENT`); else how many ended lower, by how much and how many of
-    those short of a stationary point, and any that ended higher short of one (:func:`_chosen_run` keeps
-    the stationary), with the boundaries of the model those stopped at (``boundaries``: each run's
-    :meth:`~bayesrank.model.framework.Framework.boundaries` at its end)."""
-    top = runs[best][2]
-    lower = [(value, grad) for *_, value, grad in runs if (top - value) / n > RESTART_AGREEMENT]
-    higher = [k for k, (*_, value, _) in enumerate(runs) if (value - top) / n > RESTART_AGREEMENT]
-    if not lower and not higher:
-        return []
-    start = "the model's own start" if best == 0 else f"moved start {best}"
-    said = [f"the log-likelihood is not concave and where the optimiser ends depends on its start ({len(runs)} runs: "
-            f"the model's own start and {len(runs) - 1} moved at random; diagnostics['start_nlls'], "
-            f"['start_grad_norms']); the estimate is the end of the run from {start}."]
-    if lower:
-        gap = top - min(value for value, _ in lower)
-        short = sum(grad / n >= GRADIENT_TOL for _, grad in lower)
-        said.append(f"{_runs(len(lower))} ended lower, by up to {gap:.3g} in log-likelihood ({gap / n:.2e} per "
-                    f"comparison), {short} of them short of a stationary point; more restarts may find a higher "
-                    "maximum.")
-    if higher:
-        gap = max(runs[k][2] for k in higher) - top
-        at = [boundaries[k] for k in higher if boundaries[k]] if boundaries is not None else []
-        named = list(dict.fromkeys(phrase for phrases in at for phrase in phrases))  # (in order, once each)
-        said.append(f"{_runs(len(higher))} ended higher, by up to {gap:.3g} in log-likelihood, but short of a "
-                    "stationary point" + (f", {len(at)} of them at a boundary of the model ({'; '.join(named)}; "
-                                          "diagnostics['start_boundaries'])" if at else "") + ":")
-        if len(at) == len(higher):
-            said.append("as far as these runs show, the likelihood's supremum lies on that boundary, where it is "
-                        "approached but not attained (the information singular there), and the estimate is "
-                        + ("on a boundary too (the other warnings) but" if boundaries[best] else
-                           "a maximum inside the model,") + " not its highest point.")
-        else:
-            said.append("the estimate is not the likelihood's highest point — a higher maximum" +
-                        (", or the supremum on that boundary," if at else " or a supremum on a boundary of the model")
-                        + " lies where those runs were heading.")
-    return [" ".join(said)]
-
-
-def _runs(count: int) -> str:
-    """``"1 run"``, ``"3 runs"``."""
-    return f"{count} run" + "s" * (count != 1)
-
-
-def _coordinates(framework: Framework, prepared: Comparisons, used: tuple[str, ...], n_draws: int
-                 ) -> tuple[xr.Coordinates, xr.Coordinates]:
-    """The coordinates of the ``estimate`` and ``posterior`` groups, with their indexes: made once
-    per prepared data (:mod:`bayesrank.data.memo`; a Dataset copies the coordinate variables it is
-    given, and pandas indexes are immutable), where building them from lists took xarray about
-    half of each group's construction. ``used``: the dims the model variables have."""
-    coords = {k: pd.Index(v) if isinstance(v, list) else v for k, v in coords_of(framework, prepared).items()}
-    named = {k: v for k, v in coords.items() if k in used}
-    estimate = xr.Coordinates({**named, **({"item": coords["item"]} if "item" in coords else {}),
-                               "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
-                               "cell": np.arange(prepared.n_cells)})
-    posterior = xr.Coordinates({"chain": [0], "draw": np.arange(n_draws), **named})
-    return estimate, posterior
 
 
 def _cov_shape(shape: tuple, blocked: bool) -> tuple:
@@ -532,4 +533,4 @@ def _cov_dims(dims: tuple, blocked: bool) -> tuple:
     return (*dims[:1], dims[-1], f"{dims[-1]}_") if blocked else (dims[0], f"{dims[0]}_")
 
 
-__all__ = ["COVARIANCE", "DENSE_COVARIANCE_MAX", "GRADIENT_TOL", "INFORMATION", "fit_map"]
+__all__ = ["COVARIANCE", "DENSE_COVARIANCE_MAX", "GRADIENT_TOL", "chosen_run", "fit_map", "gauge_complement"]

@@ -23,7 +23,7 @@ from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import hmc
-from bayesrank.inference.compiled import cell_arrays, compiled
+from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.tree import assemble
 from bayesrank.inference.whiten import Whitening, posterior_of, whitened_model, whitening
 from bayesrank.lazy import lazy_module
@@ -178,7 +178,7 @@ def fit_nuts(
     log_likelihood = idata["log_likelihood"].to_dataset()
     estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
     extra = {"log_likelihood": log_likelihood, "sample_stats": _text_as_str(idata["sample_stats"].to_dataset())}
-    n_params = compiled(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
+    n_params = structure_of(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
                     estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
 
@@ -284,7 +284,7 @@ def _posterior_estimate(framework, prepared, posterior: xr.Dataset, log_likeliho
 def posterior_probabilities(framework, prepared, posterior: xr.Dataset, cells: dict) -> np.ndarray:
     """Posterior-mean outcome probabilities ``(n, 3)`` of the given cells, averaged over every
     draw in batches (memory bounded by :data:`DRAW_CHUNK` × cells)."""
-    structure = compiled(framework, prepared, "flat")
+    structure = structure_of(framework, prepared, "flat")
     flat = {n: posterior[n].values.reshape(-1, *posterior[n].shape[2:]) for n in structure.natural.names}
     n_draws = next(iter(flat.values())).shape[0]
     total = np.zeros((len(cells["item_a"]), 3))

@@ -22,15 +22,14 @@ import numpy as np
 import pytensor.tensor as pt
 import xarray as xr
 from scipy.linalg import cholesky, solve_triangular
-from threadpoolctl import threadpool_limits
 from pytensor.graph.replace import graph_replace
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.backend import one_thread
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import information
-from bayesrank.inference.map import MAXITER
-from bayesrank.inference.optimize import maximise
+from bayesrank.inference.optimize import MAXITER, maximise
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import coords_of, variable_dims
 from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import Framework
@@ -63,23 +62,25 @@ class Whitening:
 
 def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
     """θ̂ and L from the maximum-likelihood estimate of ``data`` (raw cells) — the MAP fit's
-    optimiser, exact Hessian and existence check, without its intervals — when the MLE exists and
-    its observed information is positive definite on every free coordinate of ``model`` (the NUTS
-    model). Any full-rank L gives the same posterior, but NUTS's geometry-tuned step assumes the
-    posterior in z is close to a standard normal."""
+    optimiser, exact Hessian and existence check, without its intervals — when the MLE exists,
+    its observed information is positive definite, and the flat-prior model and ``model`` (the
+    NUTS model) map every θ to the same variables: then θ = θ̂ + L z is a change of the NUTS
+    model's own coordinates. Any full-rank L gives the same posterior, but NUTS's geometry-tuned
+    step assumes the posterior in z is close to a standard normal."""
     if not framework.map_supported:
         return Whitening(None, None, "the model has no maximum-likelihood fit (hierarchical prior)")
     prepared = framework.prepare(data)
     if framework.n_gauge(prepared):
         return Whitening(None, None, "the likelihood has a continuous symmetry: its covariance is singular")
-    flat, point = compiled(framework, prepared, "flat"), model.initial_point()
+    flat, weak, point = structure_of(framework, prepared, "flat"), structure_of(framework, prepared, "weak"), \
+        model.initial_point()
     if [(v.name, point[v.name].shape) for v in model.value_vars] != [(v.name, flat.slices[v.name][1]) for v in flat.value_vars]:
         return Whitening(None, None, "the prior changes the free coordinates")
     bound = flat.bind(prepared)
-    with threadpool_limits(limits=1):  # small dense algebra: one BLAS thread (as the MAP fit)
-        theta, _ = maximise(bound.logp_dlogp, lambda th: -information(bound, th, "observed"), bound.x0,
-                            prepared.n_comparisons,
-                            information_diagonal=lambda th: information(bound, th, "observed", diagonal=True))
+    with one_thread():  # as the MAP fit (inference/backend.py)
+        theta = maximise(bound, bound.x0).theta
+        if not _same_chart(flat, weak, theta):
+            return Whitening(None, None, "the prior's model maps the free coordinates to other variables")
         try:
             upper = cholesky(information(bound, theta, "observed"), lower=False)
         except np.linalg.LinAlgError:
@@ -94,6 +95,17 @@ def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
             return Whitening(None, None, "the maximum-likelihood estimate does not exist")
         factor = solve_triangular(upper, np.eye(theta.size), lower=False)
     return Whitening(theta, factor)
+
+
+def _same_chart(flat, weak, theta: np.ndarray) -> bool:
+    """Whether the flat-prior and the weak-prior structures give every model variable the same value
+    at θ̂ and at a point moved from it: the whitening's θ̂ and L, found on the first, are then
+    coordinates of the second."""
+    if flat.layout() != weak.layout():
+        return False
+    moved = theta + 0.1 * np.sign(np.sin(np.arange(theta.size) + 1.0))
+    points = np.vstack([theta, moved])
+    return bool(np.allclose(flat.value_rows(points), weak.value_rows(points), rtol=1e-10, atol=1e-12))
 
 
 def whitened_model(model, white: Whitening):
@@ -122,11 +134,11 @@ def posterior_of(draws: xr.Dataset, white: Whitening, framework: Framework, prep
                  model) -> xr.Dataset:
     """The posterior of every variable of ``model`` (free and deterministic, with its own name
     and dims) from the draws of z: θ = θ̂ + L z pushed through the model's map θ ↦ variables
-    (:meth:`~bayesrank.inference.compiled.Structure.value_rows`)."""
+    (:meth:`~bayesrank.inference.structure.Structure.value_rows` of the NUTS model's structure)."""
     z = draws[WHITE].values
     chains, n_draws = z.shape[:2]
     thetas = white.theta + z.reshape(chains * n_draws, -1) @ white.factor.T
-    structure = compiled(framework, prepared, "flat")
+    structure = structure_of(framework, prepared, "weak")
     rows = structure.value_rows(thetas)
     coords = coords_of(framework, prepared)
     out = {}

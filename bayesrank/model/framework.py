@@ -209,65 +209,12 @@ class Framework:
         """Data-dependent starting values of model variables for MAP (default: none)."""
         return {}
 
-    def canonical(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
-        """Another representative of the same likelihood in better-conditioned coordinates
-        (natural variables → new values), or None when ``values`` are already canonical.
-
-        For structures whose constraints pin a symmetry only on part of the parameter space
-        (the Thurstonian k_cov = 0 scale, pinned by Σt = m, is unpinned where the signs of t
-        mix); the optimiser moves to the canonical point before Newton's method.
-        """
-        return None
-
-    def across_edge(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
-        """Points equivalent to ``values`` across an edge of the chart where the optimiser can
-        stop falsely, each moved a little into the side the likelihood rises on (natural
-        variables → new values); empty (the default) without such an edge or away from it.
-
-        For coordinates on a log scale whose natural value may reach 0 (the Thurstonian
-        loadings' L_jj = e^θ): at the edge the gradient in θ vanishes whatever the likelihood's
-        slope, and the MAP continues from whichever of these points gains
-        (:func:`bayesrank.inference.optimize.maximise`).
-        """
-        return []
-
-    def off_plateau(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
-        """Points off a plateau of the likelihood where the optimiser can stop falsely, in the chart
-        (natural variables → new values); empty (the default) away from one.
-
-        For coordinates that can run out to where the likelihood tends to a limit (a Thurstonian
-        item's dispersion grown far beyond the others': its odds against every opponent then tend
-        to one value): the gradient vanishes there although a smaller value may fit better, and
-        the MAP continues from whichever of these points gains
-        (:func:`bayesrank.inference.optimize.maximise`).
-        """
-        return []
-
-    def parted(self, values: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
-        """Points where items that ``values`` put on one point of a latent space are parted, in the
-        chart (natural variables → new values); empty (the default) where none coincide.
-
-        Unlike :meth:`across_edge` and :meth:`off_plateau` these points may lose: two coinciding
-        Thurstonian items (s_ab → 0) trap the optimiser where their own comparisons are fitted by
-        a ratio of two vanishing numbers (every small move loses), whether or not the likelihood's
-        supremum lies there. The MAP runs again from such a point, and then from a moved start, and keeps
-        such a run only where it ends higher (:func:`bayesrank.inference.optimize.maximise`).
-        """
-        return []
-
     def boundaries(self, data: Comparisons, values: Mapping[str, np.ndarray]) -> list[str]:
         """The boundaries of the parameter space that ``values`` sit at, where the likelihood's supremum
         can be approached without being attained, each in a few words that name the items (two
-        Thurstonian items coinciding, a dispersion run out); empty (the default) at none. A multi-start
-        MAP fit says where the runs that ended higher than its estimate, short of a stationary point,
-        stopped (:func:`bayesrank.inference.map.fit_map`, ``restarts``)."""
+        Thurstonian items coinciding, a dispersion run out); empty (the default) at none. A MAP fit
+        that stops short of a maximum says where (:func:`bayesrank.inference.map.fit_map`)."""
         return []
-
-    def edge_description(self, values: Mapping[str, np.ndarray], crossings: int) -> str | None:
-        """In words, what the estimate ``values`` means after the optimiser crossed the edge of
-        :meth:`across_edge` ``crossings`` times, or stopped at it; None (the default) when
-        neither happened."""
-        return None
 
     def gauge(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
         """Tangent directions of a continuous symmetry of the likelihood that the variables'
@@ -275,17 +222,11 @@ class Framework:
         variables: variable → ``(g, *shape)``, the same g directions for each; None (the
         default) when the constraints remove every symmetry.
 
-        MAP steps and covariances then live in the complement of these directions (a chart
-        of the quotient), and only quantities invariant under the symmetry are reported.
+        The MAP's optimiser then takes no step along these directions, its covariance lives in
+        their complement (a chart of the quotient), and only quantities invariant under the
+        symmetry are reported (:mod:`bayesrank.inference.map`).
         """
         return None
-
-    def whitened_by_construction(self) -> tuple[str, ...]:
-        """Free variables whose coordinates are whitened by construction under flat priors (their
-        curvature nearly the same along each and nearly uncoupled): a dense preconditioner of the MAP
-        leaves them to a diagonal scaling (:func:`bayesrank.inference.optimize.maximise_in_chart`'s
-        ``apart``). None by default."""
-        return ()
 
     def n_gauge(self, data: Comparisons) -> int:
         """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""

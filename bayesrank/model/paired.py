@@ -55,13 +55,11 @@ from bayesrank.model.structures import (
     empirical_scores,
     free_real,
     pair_logit_scores,
-    TIE_COORDINATES,
     threshold_row_space,
     thurstonian,
     tie_coordinate_basis,
     tie_threshold_map,
     tie_factors,
-    zero_sum_basis,
     zero_sum_scores,
 )
 
@@ -113,101 +111,19 @@ def _variables(framework, data, prior):
 
 
 def _initial_values(framework, data):
-    # the Thurstonian models start from the empirical logits (μ̃ ≈ √2 × logit when s̃ ≈ 2):
-    # at μ̃ = 0 every z is 0 and the covariance coordinates have no curvature
+    """The MAP's start: the pair logits' least squares for the scores of a log-concave link (close
+    to the MLE: Newton steps from there converge at once); the Thurstonian raw means from the
+    empirical logits (μ̃ ≈ √2 × logit when s̃ ≈ 2), because at μ̃ = 0 every z is 0 and the covariance
+    coordinates have no curvature."""
     if framework.k_cov is None:
-        # a concave log-likelihood is maximised by Newton's method from the start
-        # (inference/optimize.py): Bradley–Terry on arena-2024 needs 5 steps from zero, 4 from
-        # the item logits, 3 from the pair logits' least squares
         return {"score": pair_logit_scores(data)} if framework.link in LOG_CONCAVE else {}
     return {"score_raw": 2**0.5 * empirical_scores(data)}
 
 
-def _signs_dropped(framework, values):
-    """Raw Thurstonian coordinates (μ̃, t, Λ̃) with the signs of t dropped and the scale set back to
-    Σt = m: the same likelihood (t enters squared, and (aμ̃, at, aΛ̃) leaves every z unchanged)."""
-    t = np.asarray(values["cov_t"], dtype=float)
-    scale = t.size / np.abs(t).sum()
-    out = {"score_raw": scale * np.asarray(values["score_raw"], dtype=float), "cov_t": scale * np.abs(t)}
-    if framework.k_cov:
-        out["cov_raw_loading"] = scale * np.asarray(values["cov_raw_loading"], dtype=float)
-    return out
-
-
-def _canonical(framework, values):
-    """t enters squared and Σt = m pins the scale (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃) only while the
-    signs of t agree; with mixed signs the pin degenerates (t drifts to ±10⁶ along an almost
-    flat valley). Flip the signs of t and rescale to Σt = m (:func:`_signs_dropped`): the same
-    likelihood, pinned again."""
-    if framework.k_cov is None or np.all(np.asarray(values["cov_t"], dtype=float) >= 0):
-        return None
-    return _signs_dropped(framework, values)
-
-
-#: A loading column is at the edge of the exp chart when its diagonal entry L_jj is below this
-#: fraction of the column's norm (the arena's model 16 stopped at 1e-7 of it).
-EDGE = 1e-4
-#: Where the mirrored column's diagonal may restart, as fractions of the column's norm (the
-#: optimiser takes the best): the arena's model 15 gains most at 1e-4 (2.3e-4 in between), and
-#: loses beyond 1e-3.
-EDGE_STEPS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
-
-
-def _across_edge(framework, values):
-    """L_jj = e^θ > 0 run to 0 stops the optimiser falsely: the gradient in θ is L_jj ∂ℓ/∂L_jj.
-    Negating the column (Λ̃ → Λ̃ diag(±1), the same Λ̃Λ̃ᵀ and likelihood) mirrors the slope
-    ∂ℓ/∂L_jj at L_jj = 0, so with the column negated and L_jj set to a small positive value the
-    likelihood rises when it fell towards the edge: the real chart's L_jj < 0, represented in
-    the exp chart."""
-    if not framework.k_cov:
-        return []
-    raw = np.asarray(values["cov_raw_loading"], dtype=float)
-    B = zero_sum_basis(raw.shape[0])
-    L = B.T @ raw
-    out = []
-    for j in range(framework.k_cov):
-        norm = np.linalg.norm(L[:, j])
-        if not norm > 0 or L[j, j] >= EDGE * norm:
-            continue
-        for step in EDGE_STEPS:
-            moved = L.copy()
-            moved[:, j] *= -1.0
-            moved[j, j] = step * norm
-            out.append({"cov_raw_loading": B @ moved})
-    return out
-
-
-def _edge_description(framework, values, crossings):
-    """The loadings' chart after the optimiser crossed its edge, or with the estimate on it."""
-    at_edge = bool(_across_edge(framework, values))
-    if not crossings and not at_edge:
-        return None
-    text = []
-    if crossings:
-        text.append(f"the optimiser stopped {crossings} time(s) with a diagonal entry L_jj of the loadings' "
-                    "lower-triangular factor run to 0, where its log-scale coordinate has no gradient whatever "
-                    "the likelihood's slope, and continued from the mirror image of that column (the same "
-                    "likelihood and ΛΛᵀ) with L_jj > 0 where the likelihood rose")
-    if at_edge:
-        text.append(f"the estimate has a diagonal entry L_jj of the loadings' factor at 0 (below {EDGE:g} of its "
-                    "column): the likelihood does not rise across it, but the log-scale coordinate of L_jj has "
-                    "no information there, so Wald intervals from this chart are not available although ΛΛᵀ "
-                    "may be identified")
-    else:
-        text.append("the estimate is inside the chart (every L_jj > 0), so the information and the Wald "
-                    "intervals are the usual ones of the identified quantities: scores, d and ΛΛᵀ (loadings "
-                    "reported in the rotation with a positive diagonal of L)")
-    return "; ".join(text) + "."
-
-
 #: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_dispersions`) counts as run out
 #: beyond this multiple of the median item's: then z_ab ≈ (μ̃_a − μ̃_b)/R_a hardly depends on the opponent
-#: and the likelihood is flat in R_a (on arena-2024 paper model 17 stopped with falcon-180b-chat and
-#: zephyr-7b-alpha at 8.0e3 and 6.5e3 times the median, where re-optimising each one's own coordinates
-#: alone gains 19.7 and 15.3 in log-likelihood).
+#: and the likelihood is flat in R_a.
 RUNAWAY = 100.0
-#: Dispersions the run-out items restart at (:func:`_off_plateau`), as multiples of the median item's.
-RUNAWAY_TARGETS = (0.3, 1.0, 3.0, 10.0, 30.0)
 
 
 def _loading_centre(values) -> np.ndarray | None:
@@ -237,67 +153,13 @@ def _runaway(framework, values) -> np.ndarray:
     return np.flatnonzero(R2 > RUNAWAY * np.median(R2))
 
 
-def _in_chart(framework, values):
-    """Raw Thurstonian coordinates (μ̃, t, Λ̃) moved to the chart of
-    :func:`~bayesrank.model.structures.thurstonian` by the likelihood's symmetries: μ̃ and Λ̃ centred,
-    the signs of t dropped and the scale set to Σt = m (:func:`_signs_dropped`), Λ̃ rotated so that its
-    lower-triangular factor L has a positive diagonal."""
-    raw = np.asarray(values["score_raw"], dtype=float)
-    centred = {"score_raw": raw - raw.mean(), "cov_t": values["cov_t"]}
-    if framework.k_cov:
-        lam = np.asarray(values["cov_raw_loading"], dtype=float)
-        centred["cov_raw_loading"] = lam - lam.mean(axis=0)
-    out = _signs_dropped(framework, centred)
-    if framework.k_cov:
-        B = zero_sum_basis(lam.shape[0])
-        L = B.T @ out["cov_raw_loading"]
-        k = framework.k_cov
-        Q, _ = np.linalg.qr(L[:k].T)  # L Q: its top k × k block lower triangular
-        L = L @ Q
-        out["cov_raw_loading"] = B @ (L * np.where(np.diag(L[:k]) < 0, -1.0, 1.0))
-    return out
-
-
-def _off_plateau(framework, values):
-    """Thurstonian items whose dispersion ran out (:func:`_runaway`) stop the optimiser falsely: at
-    R_a ≫ the others' the likelihood tends to a limit in R_a (z_ab → μ̃_a/R_a for every b), so its
-    gradient vanishes although a smaller dispersion may fit better. Candidates: each such item's own
-    raw coordinates (μ̃_a − median μ̃, t_a, λ̃_a − λ̄) shrunk together (its z against a typical opponent
-    kept) to :data:`RUNAWAY_TARGETS` times the median dispersion, all of them at once and each alone,
-    moved back to the chart (:func:`_in_chart`)."""
-    items = _runaway(framework, values)
-    if not items.size:
-        return []
-    R2 = _dispersions(values)
-    median = np.median(R2)
-    groups = [items] + ([np.array([a]) for a in items] if items.size > 1 else [])
-    out = []
-    for target in RUNAWAY_TARGETS:
-        for group in groups:
-            moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
-            factor = np.sqrt(target * median / R2[group])
-            middle = np.median(moved["score_raw"])  # (the others' centre: a run-out μ̃_a pulls their mean)
-            moved["score_raw"][group] = middle + factor * (moved["score_raw"][group] - middle)
-            moved["cov_t"][group] *= factor
-            if framework.k_cov:
-                lam = np.array(values["cov_raw_loading"], dtype=float)
-                centre = _loading_centre(values)
-                lam[group] = centre + factor[:, None] * (lam[group] - centre)
-                moved["cov_raw_loading"] = lam
-            out.append(_in_chart(framework, moved))
-    return out
-
-
 #: Two items coincide in the Thurstonian latent space when their raw pair dispersion s̃_ab = t_a² + t_b² +
-#: ‖λ̃_a − λ̃_b‖² is below this fraction of the median pair's (paper model 17 on arena-2024:
-#: solar-10.7b-instruct-v1.0 and dolphin-2.2.1-mistral-7b at 1e-14 to 1e-22 of it, in every run).
+#: ‖λ̃_a − λ̃_b‖² is below this fraction of the median pair's.
 COINCIDE = 1e-8
 
 
 def _coinciding(framework, values) -> list:
-    """Pairs of items whose raw dispersion s̃_ab ran to 0 (:data:`COINCIDE`): ``(a, b, ratio)``. (On
-    arena-2024 model 17 the profile likelihood of the pair solar / dolphin, the rest held, falls
-    monotonically as they part: by 5e-4 at t_a = t_b = 1e-4, 0.05 at 1e-2, 1.65 at 0.3.)"""
+    """Pairs of items whose raw dispersion s̃_ab ran to 0 (:data:`COINCIDE`): ``(a, b, ratio)``."""
     if framework.k_cov is None:
         return []
     a, b, pair = _pair_dispersions(values)
@@ -314,32 +176,6 @@ def _pair_dispersions(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return a, b, S[a, b]
 
 
-#: Where coinciding items restart (:func:`_parted`): their own raw variances t² set so that their pair's
-#: dispersion s̃_ab is this multiple of the median pair's. Paper model 6 on arena-2024, from a start moved by
-#: 1e-9 of itself (the rounding of another path): stopped at NLL 0.6341583 with solar-10.7b-instruct-v1.0
-#: and dolphin-2.2.1-mistral-7b coinciding, where every step along the information's negative eigenvectors
-#: lost 2.0 in log-likelihood; runs from them parted at 0.1, 0.3 and 1.0 converged at the fit's usual
-#: maximum, 0.63415696. Model 16 (another pair, another path): 0.3 and 1.0 converged, 0.1 did not. (The
-#: median item's t is no measure: t = 0 for most items of a rank-3 covariance.)
-PARTED = 1.0
-
-
-def _parted(framework, values):
-    """Coinciding items (:func:`_coinciding`) parted: their raw t² set to :data:`PARTED` / 2 times the median
-    pair's dispersion s̃, means and loadings kept, moved back to the chart (:func:`_in_chart`). The
-    likelihood is lower there (the pair's own comparisons lose their fitted odds); the optimiser runs
-    again from it and keeps that run only where it ends higher (:meth:`Framework.parted`)."""
-    pairs = _coinciding(framework, values)
-    if not pairs:
-        return []
-    items = np.unique([[a, b] for a, b, _ in pairs])
-    moved = {name: np.array(values[name], dtype=float) for name in ("score_raw", "cov_t")}
-    moved["cov_t"][items] = np.sqrt(PARTED * np.median(_pair_dispersions(values)[2]) / 2)
-    if framework.k_cov:
-        moved["cov_raw_loading"] = np.array(values["cov_raw_loading"], dtype=float)
-    return [_in_chart(framework, moved)]
-
-
 def _coincide(data, a, b) -> str:
     """The words naming two coinciding items (:func:`_coinciding`)."""
     return f"{data.items[a]} and {data.items[b]} coincide in the Thurstonian latent space"
@@ -347,7 +183,7 @@ def _coincide(data, a, b) -> str:
 
 def _boundaries(framework, data, values) -> list[str]:
     """The Thurstonian covariance's boundaries at ``values`` (:meth:`Framework.boundaries`): coinciding
-    items (:func:`_coinciding`) and run-out dispersions (:func:`_runaway`)."""
+    items (:func:`_coinciding`) and run-out dispersions (:func:`_runaway`), in a few words each."""
     said = [f"{_coincide(data, a, b)} (s_ab → 0)" for a, b, _ in _coinciding(framework, values)]
     return said + [f"the Thurstonian dispersion of {data.items[a]} ran out" for a in _runaway(framework, values)]
 
@@ -355,8 +191,9 @@ def _boundaries(framework, data, values) -> list[str]:
 def _thurstonian_findings(framework, data, values):
     """Boundaries of the Thurstonian covariance at the estimate, said in words: two items that
     coincide in the latent space (:func:`_coinciding`, s_ab → 0), and items whose dispersion ran out
-    (:func:`_runaway`) although the optimiser tried smaller ones (:func:`_off_plateau`) — the
-    likelihood's supremum then approached as their variance grows without bound."""
+    (:func:`_runaway`). Either way the likelihood's supremum may lie on that boundary, approached but
+    not attained, or the optimiser's path may have stopped there: the words recommend what tells the
+    two apart."""
     items = _runaway(framework, values)
     pairs = _coinciding(framework, values)
     warnings, diagnostics = [], {}
@@ -365,15 +202,13 @@ def _thurstonian_findings(framework, data, values):
         own = (f"their own {data.totals[met].sum():g} comparisons are fitted by z_ab = (μ_a − μ_b)/√s_ab alone "
                "(a ratio of two vanishing numbers)" if data.totals[met].sum() > 0 else "they never met")
         warnings.append(
-            f"{_coincide(data, a, b)}: their dispersion "
-            f"s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the median pair's, so they are alike against "
-            f"every other item and {own}. A MAP fit runs once more from the two parted (their own variance set to "
-            "half the median pair's dispersion) and once from a moved start, and keeps such a run only where it ends "
-            "higher, so the estimate has them coinciding after those runs too: as far as they show, the likelihood's "
-            "supremum lies on the boundary s_ab = 0 (a degenerate covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where it is not "
-            "attained and the information is singular; the values reported are those at the point reached, and Wald "
-            "intervals there are not meaningful. Such a point can also be a trap of the optimiser's path: fit again "
-            "with restarts=K (more starts), and compare with k_cov=0 or k_cov=None.")
+            f"{_coincide(data, a, b)}: their dispersion s_ab = d_a + d_b + ‖λ_a − λ_b‖² ran to {ratio:.1e} of the "
+            f"median pair's, so they are alike against every other item and {own}. The estimate sits at the "
+            "boundary s_ab = 0 of the model (a degenerate covariance, Σ_aa + Σ_bb − 2Σ_ab = 0), where the "
+            "information is singular and Wald intervals are not meaningful. Either the likelihood's supremum lies "
+            "there (approached, not attained) or the optimiser's path stopped there: fit again with restarts=K "
+            "(runs from K more starts; the highest maximum is kept), or use method='nuts', and compare with "
+            "k_cov=0 or k_cov=None.")
     if pairs:
         diagnostics["coinciding_items"] = [[str(data.items[a]), str(data.items[b]), ratio] for a, b, ratio in pairs]
     if not items.size:
@@ -385,13 +220,11 @@ def _thurstonian_findings(framework, data, values):
         warnings=warnings + [
             f"the Thurstonian dispersion (variance t² + ‖λ − λ̄‖², raw scale) of {listed} ran out far beyond "
             "the other items', where the likelihood no longer depends on it (the item's odds against every "
-            "opponent tend to one value, μ̃/√(dispersion)), and a MAP fit's restarts from smaller values (kept "
-            "only where the likelihood gains) came back: as far as these restarts show, the likelihood's "
-            "supremum is approached as that variance grows without bound relative to the other items' — a "
-            "boundary of the parameter space, not attained "
-            "— and under trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported "
-            "are those at the point reached, and intervals, where given, are conditional on that dispersion; "
-            "compare with k_cov=None, or with these items left out."],
+            "opponent tend to one value, μ̃/√(dispersion)): the estimate sits near a boundary of the parameter "
+            "space, where the supremum may be approached as that variance grows without bound, and under "
+            "trace(PΣP) = 1 the other items' μ and d shrink towards 0 along it. The values reported are those at "
+            "the point reached, and intervals, where given, are conditional on that dispersion. Fit again with "
+            "restarts=K, or use method='nuts'; compare with k_cov=None, or with these items left out."],
         diagnostics={**diagnostics, "runaway_dispersion": ratio},
     )
 
@@ -412,29 +245,13 @@ def _cov_coords(k_cov, coords):
     return coords
 
 
-class _ThurstonianMoves:
+class _Thurstonian:
     """What Bradley–Terry, Rao–Kupper and Davidson share about their scores' optional Thurstonian
-    covariance: the start of the MAP, its chart's moves (canonical signs, edge crossings, plateau
-    escapes, parted items), the boundaries a point sits at and the findings at the estimate. Listed
-    before :class:`Framework` in their bases, so these override its defaults."""
+    covariance: the start of the MAP, the boundaries a point sits at and the findings at the
+    estimate. Listed before :class:`Framework` in their bases, so these override its defaults."""
 
     def initial_values(self, data):
         return _initial_values(self, data)
-
-    def canonical(self, values):
-        return _canonical(self, values)
-
-    def across_edge(self, values):
-        return _across_edge(self, values)
-
-    def edge_description(self, values, crossings):
-        return _edge_description(self, values, crossings)
-
-    def off_plateau(self, values):
-        return _off_plateau(self, values)
-
-    def parted(self, values):
-        return _parted(self, values)
 
     def boundaries(self, data, values):
         return _boundaries(self, data, values)
@@ -444,7 +261,7 @@ class _ThurstonianMoves:
 
 
 @dataclass(frozen=True)
-class BradleyTerry(_ThurstonianMoves, Framework):
+class BradleyTerry(_Thurstonian, Framework):
     """Bradley–Terry: P(a ≻ b) = σ(x_a − x_b).
 
     Parameters
@@ -517,10 +334,8 @@ def _global_threshold(u, cells):
 
 
 #: A compared pair's factored tie threshold counts as run into the tail below this value: its tie probability,
-#: of order e^h with Davidson's ν = e^h and Rao–Kupper's η = softplus(h), is then below 2e-9 (paper model 30
-#: on arena-2024: llama-13b / palm-2 at h = −250, gpt-3.5-turbo-0613 / gpt4all-13b-snoozy −32,
-#: gpt4all-13b-snoozy / llama-2-7b-chat −21, none of them with a tie; the next pair −20, and 99.9 % of the
-#: compared pairs above −18).
+#: of order e^h with Davidson's ν = e^h and Rao–Kupper's η = softplus(h), is then below 2e-9 — where pairs
+#: without ties are pushed by the data, and only the factor structure holds them.
 TAIL = -20.0
 
 
@@ -554,7 +369,7 @@ def _tail_findings(framework, data, point) -> Findings:
 
 
 @dataclass(frozen=True)
-class _TieFramework(_ThurstonianMoves, Framework):
+class _TieFramework(_Thurstonian, Framework):
     """Shared code of Rao–Kupper and Davidson (global or factored tie thresholds)."""
 
     k_tie: int = field(default=0, metadata={"help": "rank of the factored tie threshold (0: one global threshold)"})
@@ -608,18 +423,6 @@ class _TieFramework(_ThurstonianMoves, Framework):
         pm.Data("tie_basis", phi, dims=("item", "factor"))
         if self.tie_intercept:
             free_real("eta_raw", prior, self.priors.tie)
-
-    def whitened_by_construction(self):
-        # the tie coordinates' basis is orthonormal in the thresholds' curvature (tie_basis), so their block
-        # of the information stays nearly diagonal. With a log-concave link (Davidson) it is positive; with
-        # Rao–Kupper's η = softplus(h) it may be indefinite, and scaled by its |diagonal| it serves as well:
-        # on arena-2024 (same hour, two processes at a time, a warm fit on the compiled tier) paper model 18
-        # took 8.5 s instead of 16.7 s to the same maximum, 16 1.5 s instead of 3.3 s (the same maximum), 17
-        # 6.8 s instead of 12.7 s and stopped higher (1.0048136064 against 1.0048136888, not converged either
-        # way: coinciding items), 14 the same path (517 / 2 iterations). Before the parted restart
-        # (optimize.PARTINGS), model 17 stopped at 1.0048172 this way; since the moved run after it
-        # (optimize.MOVED_RUNS), 17 converges at 1.0048108557.
-        return (TIE_COORDINATES,) if self.k_tie else ()
 
     def tie_basis(self, data):
         """An orthonormal basis of the tie coordinates the compared pairs identify and the curvature
@@ -706,9 +509,7 @@ class _TieFramework(_ThurstonianMoves, Framework):
     def _free_tie_basis(self, data):
         """The basis the free tie coordinates use: :meth:`tie_basis`, except for a threshold map
         that needs a start away from h = 0 (the paper-form |h|, with its sign symmetry and local
-        optima) when no direction is flat: it keeps the paper's own coordinates (C, S), whose
-        optimiser path reaches the paper's model 8 NLL (1.0106; the eigen-coordinates stop at a
-        local optimum, 1.01073)."""
+        optima) when no direction is flat: it keeps the paper's own coordinates (C, S)."""
         basis = self.tie_basis(data)
         if basis is not None and self.start_level and basis[0].shape[1] == basis[0].shape[0]:
             return None
@@ -717,7 +518,7 @@ class _TieFramework(_ThurstonianMoves, Framework):
     def structure_key(self, data):
         basis = self._free_tie_basis(data)
         # the basis is a function of the options (in the key already) and the compared pairs with
-        # their counts: their digest names it (hashing the basis itself cost 87 ms a fit at k_tie = 20)
+        # their counts: their digest names it
         return () if basis is None else ("tie_basis", _compared_key(data))
 
     def predictors(self, data):

@@ -11,7 +11,9 @@ imposed by construction, never by penalties:
   {ΦA : A antisymmetric}; we parameterise G = Φ⊥C + ΦS with S symmetric, where [Φ, Φ⊥] is
   the full orthonormal DCT-IV basis; the coordinates (C, S) are in turn a basis of the
   complement of the directions the compared pairs leave flat (:func:`tie_coordinate_basis`),
-  so every free coordinate is identified.
+  so every free coordinate is identified;
+* Thurstonian covariance Σ = D + ΛΛᵀ — raw coordinates whose scale, and the translation and
+  rotation of the loadings, are fixed by linear charts (:func:`thurstonian`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bayesrank.lazy import lazy_module
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
+pytensor = lazy_module("pytensor")
 
 
 def dct_iv_basis(m: int, k: int | None = None) -> np.ndarray:
@@ -83,7 +86,7 @@ def empirical_scores(data) -> np.ndarray:
 
 
 #: Up to this many items the start's Laplacian is solved dense (Cholesky); beyond, sparse by
-#: conjugate gradients (10,000 items: a dense Laplacian would take 800 MB).
+#: conjugate gradients (a dense Laplacian of many items takes items² doubles).
 DENSE_START_MAX = 1000
 
 
@@ -95,8 +98,7 @@ def pair_logit_scores(data) -> np.ndarray:
     Each compared cell gives l = log((w_a + t/2 + ½) / (w_b + t/2 + ½)) with weight
     v = (w_a + t/2 + ½)(w_b + t/2 + ½)/(n + 1), the inverse of the logit's asymptotic variance;
     the scores solve the weighted graph Laplacian's normal equations L x = Σ v l (signed by
-    side), centred. Bradley–Terry on arena-2024: Newton's method then needs 3 steps to the
-    MLE instead of 4 from the item logits. Beyond :data:`DENSE_START_MAX` items the sparse
+    side), centred. Beyond :data:`DENSE_START_MAX` items the sparse
     Laplacian is solved by conjugate gradients. On a comparison graph that is not connected (no
     unique least-squares solution) the item logits of :func:`empirical_scores` are returned.
 
@@ -357,9 +359,7 @@ def tie_threshold_map(m: int, k: int, a: np.ndarray, b: np.ndarray, threshold) -
     return np.asarray(M_G @ cols.reshape(len(cols), m * k).T)
 
 
-#: The free tie coordinates on the basis of :func:`tie_coordinate_basis` (:func:`tie_factors`): with a flat
-#: prior each is stretched to unit curvature of the thresholds, so they are whitened by construction up to
-#: each cell's link curvature.
+#: The free tie coordinates on the basis of :func:`tie_coordinate_basis` (:func:`tie_factors`).
 TIE_COORDINATES = "tie_coord"
 
 
@@ -370,14 +370,9 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
     {ΦA : A antisymmetric} of the map G ↦ H exactly (its dimension is k(k−1)/2). With
     ``basis`` (the ``(basis, curvature)`` of :func:`tie_coordinate_basis`), the coordinates
     (C, upper S) are ``basis @ θ`` with θ free (``tie_coord``), which removes the directions the
-    data leave flat (the basis rounded to single precision and the product accumulated in double,
-    :mod:`bayesrank.model.fixed_basis`: it is read at every evaluation); without it, C and S are
-    free themselves (``tie_coef``, ``tie_sym``). With
-    a flat prior (MAP: any basis of the same span gives the same MLE) each column is stretched
-    by 1/√curvature, so the thresholds' curvature is the same along every θ direction and an
-    optimiser without a preconditioner (the Thurstonian models start where the curvature is
-    indefinite) sees them equally scaled; with a proper prior the basis stays orthonormal, so
-    the isotropic Normal prior on the coordinates is kept.
+    data leave flat; without it, C and S are free themselves (``tie_coef``, ``tie_sym``). The
+    chart is the same under both priors: the basis is orthonormal, so the isotropic Normal prior
+    on θ is the isotropic prior on (C, S) restricted to the identified directions.
 
     Returns
     -------
@@ -408,16 +403,13 @@ def tie_factors(m: int, k: int, prior: str, sigma: float, start_level: float = 0
             if m > k else None
         sym = free_real("tie_sym", prior, sigma, shape=(n_symmetric(k),), **({"initval": sym0} if start else {}))
     else:  # the identified directions free, the flat ones removed
-        # (imported here: its operation is a PyTensor class, and a framework's options are read without PyTensor)
-        from bayesrank.model.fixed_basis import fixed_basis_times
-
-        basis, curvature = basis
-        stretch = 1.0 / np.sqrt(curvature) if prior == "flat" else np.ones_like(curvature)
-        theta0 = (basis.T @ np.concatenate([coef0.ravel(), sym0])) / stretch
-        basis = basis * stretch
+        basis, _ = basis
+        theta0 = basis.T @ np.concatenate([coef0.ravel(), sym0])
         free = free_real(TIE_COORDINATES, prior, sigma, shape=(basis.shape[1],),
                          **({"initval": theta0} if start else {}))
-        coords = fixed_basis_times(basis, free)  # (the basis stored in single precision)
+        # a shared variable, not a constant: the samplers' backends keep a large array out of their code
+        stored = pytensor.shared(np.ascontiguousarray(basis, dtype=float), name="tie_coordinate_basis")
+        coords = pt.dot(stored, free)
         coef = coords[:n_coef].reshape((m - k, k)) if m > k else None
         sym = coords[n_coef:]
     parts = [] if coef is None else [pt.as_tensor(phi_perp) @ coef]
@@ -474,22 +466,21 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
 
     * **translation of loadings** Λ → Λ + 1cᵀ: Λ̃ = B L with B the orthonormal zero-sum basis
       :func:`zero_sum_basis`, so Λᵀ1 = 0 exactly;
-    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular with a
-      positive diagonal (e^(free coordinate)), which makes it unique;
-      loadings are reported in this canonical rotation (interpret S, Z or ΛΛᵀ, which are
-      rotation free);
+    * **rotation** Λ → ΛQ (not treated in the paper): L is (m − 1)×k lower-triangular, which
+      leaves only the signs of its columns (a discrete symmetry); its diagonal entries are free
+      real coordinates, so the chart has no edge: a diagonal entry crossing 0 is the mirror image
+      of its column, with the same likelihood. Loadings are reported in this rotation (interpret
+      S, Z or ΛΛᵀ, which are rotation and sign free);
     * **scale** (μ̃, t, Λ̃) → (aμ̃, at, aΛ̃), a > 0, leaves z unchanged: fixed by
       Σ_a t_a = m (t = 1 + a zero-sum vector).
 
     t enters squared (as leaderbot's d = t²), so d_a = 0 — where several arena items sit at
-    the MLE — is an interior point; the signs of t are discrete symmetries: only sign-free
-    quantities are reported, and the MAP moves to all-positive t before Newton's method,
-    because with mixed signs Σt = m no longer pins the scale
-    (:meth:`bayesrank.model.paired.BradleyTerry.canonical`).
+    the MLE — is an interior point; the signs of t are discrete symmetries, and only sign-free
+    quantities are reported.
 
     Free coordinates: the zero-sum ``score_raw`` (m − 1), ``cov_t`` (m − 1, zero-sum around
-    1) and, for k ≥ 1, ``cov_load_diag`` (k, log scale) and ``cov_load_off``
-    ((m − 1)k − k(k + 1)/2). The covariance has :func:`n_covariance` free coordinates.
+    1) and, for k ≥ 1, ``cov_load_diag`` (k) and ``cov_load_off`` ((m − 1)k − k(k + 1)/2). The
+    covariance has :func:`n_covariance` free coordinates.
 
     Returns
     -------
@@ -506,7 +497,8 @@ def thurstonian(m: int, k: int, prior: str, score_sigma: float, cov_sigma: float
     C = (1.0 - 1.0 / m) * pt.sum(t**2)
     if k:
         diag_index, (rows, cols) = loading_free_entries(m, k)
-        entries = [(diag_index, diag_index, free_positive("cov_load_diag", prior, cov_sigma, shape=(k,)))]
+        start = {"initval": np.ones(k)} if prior == "flat" else {}  # (nutpie takes no initial values)
+        entries = [(diag_index, diag_index, free_real("cov_load_diag", prior, cov_sigma, shape=(k,), **start))]
         if rows.size:
             entries.append((rows, cols, free_real("cov_load_off", prior, cov_sigma, shape=(rows.size,))))
         L = placed((m - 1, k), entries)
@@ -527,7 +519,7 @@ def loading_free_entries(m: int, k: int) -> tuple[np.ndarray, tuple[np.ndarray, 
     Returns
     -------
     diag : ndarray
-        Indices j of the diagonal entries L_jj = ``cov_load_diag`` > 0, j = 0, …, k − 1.
+        Indices j of the diagonal entries L_jj = ``cov_load_diag``, j = 0, …, k − 1.
     off : (ndarray, ndarray)
         Rows and columns of the strictly lower entries (``cov_load_off``, in this order).
     """

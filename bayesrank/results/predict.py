@@ -14,7 +14,7 @@ from scipy.special import ndtri
 
 from bayesrank.data.comparisons import FIRST_A, FIRST_B, OUTCOMES, Comparisons
 from bayesrank.errors import BayesrankError
-from bayesrank.inference.compiled import cell_arrays, compiled
+from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.nuts import posterior_probabilities
 from bayesrank.results.estimates import check_level, draws, point, point_kind, stored_covariance
@@ -72,7 +72,7 @@ def predict(tree: xr.DataTree, item_a, item_b, *, judge=None, first=None, covari
     """
     check_level(level)
     framework, data = framework_of(tree), model_data_of(tree)
-    structure = compiled(framework, data, "flat")
+    structure = structure_of(framework, data, "flat")
     a_names, b_names = np.broadcast_arrays(np.atleast_1d(item_a).astype(object), np.atleast_1d(item_b).astype(object))
     cells = {"item_a": _indices(a_names, data.items, "item"), "item_b": _indices(b_names, data.items, "item")}
     frame = pd.DataFrame({"item_a": a_names, "item_b": b_names})
@@ -160,7 +160,7 @@ def cell_log_probs(tree: xr.DataTree, cells) -> np.ndarray:
     whose items and judges are matched to the fit's by name, or per-cell arrays in the fit's
     indexing): MAP — at the estimate; NUTS — log of the posterior-mean probabilities."""
     framework, data = framework_of(tree), model_data_of(tree)
-    structure = compiled(framework, data, "flat")
+    structure = structure_of(framework, data, "flat")
     if isinstance(cells, Comparisons):
         cells = _in_fit_order(cells, data)
     if point_kind(tree) == "mle":

@@ -133,18 +133,16 @@ def test_bootstrap_is_seeded_and_agrees_with_sandwich(ties_data):
 
 def test_bootstrap_refits_are_maxima(ties_data):
     """Replicates reproduce a direct fit of a resample drawn with the same generator."""
-    from bayesrank.inference.compiled import compiled
+    from bayesrank.inference.structure import structure_of
     from bayesrank.inference.intervals import bootstrap, comparison_units
-    from bayesrank.inference.information import information
 
     fw = br.Davidson()
     prepared = fw.prepare(ties_data)
-    bound = compiled(fw, prepared).bind(prepared)
+    bound = structure_of(fw, prepared).bind(prepared)
     fit = br.fit(fw, ties_data)
     theta = fit.tree["estimate"]["theta"].values
     units = comparison_units(fw, ties_data, prepared)
-    thetas, info = bootstrap(bound, theta, information(bound, theta, "observed"), units, 3,
-                             np.random.default_rng(0))
+    thetas, info = bootstrap(bound, theta, units, 3, np.random.default_rng(0), maxiter=100)
     draw = np.random.default_rng(0).multinomial(int(units.n), units.counts.ravel() / units.n, size=3)[2]
     counts = draw.reshape(units.counts.shape)
     again = br.Comparisons.from_cells(np.asarray(ties_data.items)[ties_data.a], np.asarray(ties_data.items)[ties_data.b],

@@ -214,3 +214,57 @@ def test_refits_and_cli_keep_the_sampling_coordinates_and_step(small_nuts):
     assert _fit_kwargs(args)["geometry_tuned"] is False and _fit_kwargs(args)["whiten"] is False
     args = build_parser().parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts"])
     assert _fit_kwargs(args)["geometry_tuned"] is True
+
+
+def _agreement(framework, data, sampler):
+    """NUTS and MAP on data large enough that the posterior sits on the MLE: every reported
+    variable's posterior mean within 4 standard errors of the MLE (and every variable named the
+    same), and the predicted outcome probabilities of every compared pair likewise."""
+    mle = br.fit(framework, data)
+    post = br.fit(framework, data, method="nuts", draws=400, tune=400, chains=2, random_seed=3, sampler=sampler)
+    est_map, est_nuts = mle.tree["estimate"], post.tree["estimate"]
+    for name in framework.reported():
+        if name not in est_map:
+            continue
+        value, se = est_map[name].values, est_map[f"{name}_se"].values
+        mean, sd = est_nuts[name].values, est_nuts[f"{name}_se"].values
+        assert np.all(np.abs(mean - value) <= 4 * np.maximum(se, sd) + 1e-9), (name, mean, value, se)
+    names = np.asarray(data.items)
+    pairs = {"judge": np.asarray(data.judges)[data.judge]} if data.judges is not None else {}
+    cells = mle.predict(names[data.a], names[data.b], **pairs)
+    again = post.predict(names[data.a], names[data.b], **pairs)
+    for column in ("p_win_a", "p_win_b", "p_tie"):
+        if column in cells:
+            sd = (cells[f"{column}_upper"] - cells[f"{column}_lower"]) / (2 * 1.96)
+            assert np.all(np.abs(again[column] - cells[column]) <= 4 * sd + 1e-6), column
+
+
+@pytest.fixture(scope="module")
+def large():
+    rng = np.random.default_rng(21)
+    return simulate_counts(np.array([-0.9, -0.3, 0.0, 0.2, 0.7]), 3000, rng, eta=-1.0)
+
+
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro"])
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), br.RaoKupper(k_tie=1)], ids=lambda f: f.label)
+def test_nuts_agrees_with_map_on_tie_factors(large, framework, sampler):
+    """The map from the sampler's coordinates back to the model's variables is the model's own: the
+    factored tie thresholds' posterior sits on their MLE, and so do the predicted tie probabilities."""
+    _agreement(framework, large, sampler)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro"])
+@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.BradleyTerry(ties="drop", k_cov=0), br.Davidson(k_tie=0),
+                                       br.Davidson(k_tie=2, tie_intercept=True), br.RaoKupper(k_tie=0, k_cov=1)],
+                         ids=lambda f: f.label)
+def test_nuts_agrees_with_map_for_every_paired_framework(large, framework, sampler):
+    _agreement(framework, large, sampler)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["nutpie", "numpyro"])
+@pytest.mark.parametrize("framework", [br.JudgeAware(), br.BTL(), br.JudgeAware(ties="davidson"),
+                                       br.HJA(rank=1)], ids=lambda f: f.label)
+def test_nuts_agrees_with_map_for_the_judge_frameworks(framework, sampler):
+    _agreement(framework, br.load("mtbench-judges"), sampler)

@@ -4,7 +4,7 @@ dense matrix's entries, from a CSR structure kept with the block positions of th
 import numpy as np
 
 import bayesrank as br
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import CellDerivatives, _weights
 from tests.conftest import random_cells
 
@@ -14,7 +14,7 @@ def test_the_sparse_natural_matrix_is_the_dense_one_from_a_kept_structure():
     data = random_cells(7, rng, 20, keep=lambda i, j: (i + j) % 3)
     framework = br.Davidson(k_tie=1, k_cov=2)   # two predictors, one of them with second derivatives
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     theta = bound.x0 + 0.3 * rng.standard_normal(bound.n_free)
     cd = CellDerivatives.at(bound, theta)
     weights, second = _weights(cd, bound.counts, "observed", None)
@@ -42,7 +42,7 @@ def test_the_information_is_exactly_symmetric_where_only_its_loose_blocks_are_av
     data = random_cells(9, rng, 25)
     framework = br.Davidson(k_tie=2, k_cov=2)
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     theta = bound.x0 + 0.2 * rng.standard_normal(bound.n_free)
     whole = info_module.information(bound, theta, "observed")
     monkeypatch.setattr(info_module, "FACTORED_FROM", 5)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.inference import compiled as compiled_module
+from bayesrank.inference import structure as compiled_module
 from tests.conftest import reference_loglik
 
 PAIRS = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 4), (1, 5), (2, 3), (2, 5), (3, 4), (3, 5), (4, 5), (0, 5)]

@@ -13,7 +13,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.inference import existence
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import CellDerivatives
 from tests.conftest import random_cells
 
@@ -59,7 +59,7 @@ def test_bradley_terry_cells_lock_with_wins_both_ways():
 
 def _recession(framework, data, shortcut, monkeypatch):
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     if not shortcut:
         monkeypatch.setattr(existence, "locked_cells_identify", lambda *a: False)
     return existence.recession(bound, bound.x0), bound
@@ -82,7 +82,7 @@ def test_unlocked_pair_still_goes_to_the_linear_programme(monkeypatch):
     data = br.Comparisons.from_cells(["a"], ["b"], [1], [0], [1])
     framework = br.Davidson()
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     cd = CellDerivatives.at(bound, bound.x0)
     assert not existence.locked_cells_identify(bound, bound.x0, cd, existence._linear_variables(bound.structure, cd))
     assert existence.recession(bound, bound.x0) is not None
@@ -100,7 +100,7 @@ def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework)
     data = random_cells(10, rng, 20, keep=lambda i, j: (i + j) % 3)
     monkeypatch.setattr(inf, "FACTORED_FROM", 1)   # the ring's tie block counts as a large one
     prepared = framework.prepare(data)
-    bound = compiled(framework, prepared, prior="flat").bind(prepared)
+    bound = structure_of(framework, prepared, prior="flat").bind(prepared)
     theta = bound.x0 + 0.1 * rng.standard_normal(bound.n_free)
     cd = CellDerivatives.at(bound, theta)
     linear = existence._linear_variables(bound.structure, cd)
@@ -119,30 +119,7 @@ def test_tie_block_apart_gives_the_whole_matrix_extremes(monkeypatch, framework)
     weights[existence.locked(bound.structure.framework.link, bound.counts, P)] = np.eye(P)
     monkeypatch.setattr(inf, "FACTORED_FROM", 10**9)
     bound.block_jacobians.clear()
-    gram = inf.cell_matrix(bound, cd, theta, weights)[np.ix_(free, free)]
+    gram = inf.cell_matrix(bound, cd, weights)[np.ix_(free, free)]
     scale = np.sqrt(np.diag(gram))
     w = np.linalg.eigvalsh(gram / np.outer(scale, scale))
     np.testing.assert_allclose([min(f[0] for f in found), max(f[1] for f in found)], [w[0], w[-1]], rtol=1e-6)
-
-
-def test_the_answer_is_kept_where_it_does_not_depend_on_theta(arena, monkeypatch):
-    """With linear predictors and no log-scale coordinates (Davidson) the locked cells' matrix is the same
-    at every θ: a refit of the same data reuses the answer; a Thurstonian covariance (coordinates on a
-    log scale) computes it at each fit's own point."""
-    computed = []
-    compute = existence._locked_cells_identify
-    monkeypatch.setattr(existence, "_locked_cells_identify", lambda *a: computed.append(1) or compute(*a))
-    framework = br.Davidson(k_tie=1)
-    for _ in range(2):
-        assert br.fit(framework, arena).diagnostics["existence_check"] == "locked cells"
-    assert len(computed) <= 1  # (none when an earlier test already fitted it on these data)
-    computed.clear()
-    played = np.bincount(np.concatenate([arena.a, arena.b]), np.concatenate([arena.totals, arena.totals]))
-    top = np.argsort(-played)[:12]  # the 12 items compared most: every pair of them decided both ways
-    keep = np.isin(arena.a, top) & np.isin(arena.b, top)
-    names = np.array(arena.items, dtype=object)
-    few = br.Comparisons.from_cells(names[arena.a[keep]], names[arena.b[keep]], arena.wins_a[keep],
-                                    arena.wins_b[keep], arena.ties[keep])
-    for _ in range(2):
-        assert br.fit(br.RaoKupper(k_cov=0), few).diagnostics["existence_check"] == "locked cells"
-    assert len(computed) == 2

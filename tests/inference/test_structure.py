@@ -5,7 +5,7 @@ variables not affine in θ)."""
 import numpy as np
 
 import bayesrank as br
-from bayesrank.inference.compiled import compiled
+from bayesrank.inference.structure import structure_of
 from tests.conftest import random_cells
 
 
@@ -13,7 +13,7 @@ def test_subset_rows_are_the_full_rows_at_their_entries():
     rng = np.random.default_rng(2)
     data = random_cells(6, rng, 15)
     framework = br.Davidson(k_tie=1, k_cov=0)
-    structure = compiled(framework, framework.prepare(data), prior="flat")
+    structure = structure_of(framework, framework.prepare(data), prior="flat")
     thetas = structure.x0 + 0.2 * rng.standard_normal((5, structure.n_free))
     full = structure.value_rows(thetas)
     layout = structure.layout()
@@ -40,7 +40,7 @@ def test_the_delta_method_along_the_coordinates_a_variable_reads_is_the_one_alon
     rng = np.random.default_rng(5)
     data = random_cells(6, rng, 15)
     framework = br.Davidson(k_tie=3, k_cov=0)
-    structure = compiled(framework, framework.prepare(data), prior="flat")
+    structure = structure_of(framework, framework.prepare(data), prior="flat")
     layout = structure.layout()
     left = [n for n in layout if n not in asymptotics.affine_blocks(structure)]
     reads = structure.theta_columns(left)

@@ -6,10 +6,12 @@ import pytest
 import scipy.sparse as sp
 
 import bayesrank as br
-from bayesrank.inference.compiled import compiled
 from bayesrank.inference.information import information
+from bayesrank.inference.map import RESTART_AGREEMENT, chosen_run
+from bayesrank.inference.optimize import Optimum
+from bayesrank.inference.structure import structure_of
 from bayesrank.papers import LEADERBOT_D1, leaderbot_model
-from tests.conftest import reference_loglik, simulate_counts
+from tests.conftest import items_subset, reference_loglik, simulate_counts
 
 #: Table D.1 rows fitted on the arena data in the fast suite (the 30-model grid: models/, checks).
 FAST_MODELS = (1, 4, 7, 8, 19, 20)
@@ -163,7 +165,7 @@ def test_predict_from_draws_a_few_cells_at_a_time(arena, monkeypatch):
     """Predictions from draws (here bootstrap replicates) are made a bounded number of draw × cell
     rows at a time: three cells at a time give exactly the numbers all of them at once give, and
     each call of the per-cell kernels sees at most that many cells."""
-    from bayesrank.inference.compiled import Structure
+    from bayesrank.inference.structure import Structure
     from bayesrank.results import predict as predict_module
 
     fit = br.fit(br.BradleyTerry(), arena, intervals="bootstrap", n_boot=40)
@@ -186,13 +188,29 @@ def test_predict_from_draws_a_few_cells_at_a_time(arena, monkeypatch):
     assert (chunked["p_win_a_lower"] < chunked["p_win_a_upper"]).all()
 
 
-def _fd_hessian(bound, theta, step=1e-5):
+def _pymc_gradient(framework, data):
+    """θ ↦ the gradient of the log-likelihood by PyMC's own graph of the model (flat priors), on
+    the free coordinates in the model's order: an independent route to the derivatives."""
+    model, _ = framework.build(data, "flat")
+    dlogp = model.compile_dlogp(jacobian=False)
+    start = model.initial_point()
+    names = [v.name for v in model.value_vars]
+    edges = np.cumsum([0] + [start[name].size for name in names])
+
+    def gradient(theta):
+        return dlogp({name: theta[edges[k]:edges[k + 1]].reshape(start[name].shape) for k, name in enumerate(names)})
+
+    return gradient
+
+
+def _fd_hessian(framework, data, theta, step=1e-5):
     """Central differences of the PyMC graph's gradient (an independent route to the Hessian)."""
+    gradient = _pymc_gradient(framework, data)
     cols = []
     for k in range(theta.size):
         e = np.zeros_like(theta)
         e[k] = step
-        cols.append((bound.logp_dlogp(theta + e)[1] - bound.logp_dlogp(theta - e)[1]) / (2 * step))
+        cols.append((gradient(theta + e) - gradient(theta - e)) / (2 * step))
     H = np.column_stack(cols)
     return (H + H.T) / 2
 
@@ -204,29 +222,20 @@ def test_exact_hessian_matches_finite_differences_even_at_zero_scores(framework)
     a link is written with abs(); the MAP preconditioner is taken there."""
     rng = np.random.default_rng(7)
     data = framework.prepare(simulate_counts(np.array([-0.5, 0.0, 0.2, 0.6]), 80, rng, eta=-0.4))
-    bound = compiled(framework, data).bind(data)
+    bound = structure_of(framework, data).bind(data)
     for theta in (bound.x0, bound.x0 + 0.1):
-        np.testing.assert_allclose(-information(bound, theta), _fd_hessian(bound, theta), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(-information(bound, theta), _fd_hessian(framework, data, theta), rtol=1e-6, atol=1e-6)
 
 
-def test_preconditioned_optimiser_needs_few_iterations(arena):
-    """Deterministic guard on the optimiser's path (not a timing): ~45 L-BFGS-B iterations into
-    Newton's basin and 2 Newton steps, not ~800+ plain L-BFGS-B iterations."""
-    fit = br.fit(br.Davidson(k_tie=1), arena)
-    assert fit.diagnostics["iterations"] < 300
-    assert 1 <= fit.diagnostics["newton_iterations"] <= 5
-    assert fit.diagnostics["grad_norm"] < 1e-12
-
-
-def test_covariance_model_converges_through_the_whitened_restart(arena):
-    """Davidson k_tie=1, k_cov=3 (paper model 28): the likelihood is flat and indefinite where
-    L-BFGS-B hands over, so Newton cannot start; L-BFGS-B whitened by the exact Hessian then
-    converges in ~1,700 iterations in all (12,300 with diagonal scaling)."""
+@pytest.mark.slow
+def test_a_thurstonian_rank_three_model_converges_by_the_kkt_conditions(arena):
+    """Davidson k_tie=1, k_cov=3 (paper model 28): a log-likelihood that is not concave, where the
+    trust region follows negative curvature to a maximum: the gradient vanishes and the information
+    is positive definite there, at or below the paper's NLL."""
     fit = br.fit(br.Davidson(k_tie=1, k_cov=3), arena)
     d = fit.diagnostics
-    assert d["converged"] and d["grad_norm"] < 1e-10
-    assert d["iterations"] < 4000 and d["newton_iterations"] >= 1
-    assert fit.to_json()["nll"] < 1.0070 + 1e-4  # paper Table D.1, model 28
+    assert d["converged"] and d["grad_norm"] < 1e-8 and d["min_information_eigenvalue"] > 0
+    assert fit.nll < LEADERBOT_D1[28][1] + 1e-4
 
 
 def test_mle_that_does_not_exist_reports_no_estimates():
@@ -258,9 +267,9 @@ def test_structured_hessian_equals_finite_differences(framework):
     covariance models) equals finite differences of the PyMC graph's gradient away from the optimum."""
     rng = np.random.default_rng(5)
     data = framework.prepare(simulate_counts(np.array([-0.7, -0.1, 0.0, 0.3, 0.5]), 60, rng, eta=-0.3))
-    bound = compiled(framework, data).bind(data)
+    bound = structure_of(framework, data).bind(data)
     theta = bound.x0 + rng.normal(0, 0.2, bound.n_free)
-    np.testing.assert_allclose(-information(bound, theta), _fd_hessian(bound, theta), rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(-information(bound, theta), _fd_hessian(framework, data, theta), rtol=1e-6, atol=1e-5)
 
 
 def test_paper_form_rao_kupper_reproduces_model_8(arena):
@@ -279,23 +288,16 @@ def test_a_non_finite_information_at_the_estimate_is_said_in_words(monkeypatch):
     make a cell's curvature overflow: the fit must say so, not stop with an internal error."""
     import bayesrank.inference.map as map_module
 
-    state = {"optimised": False}
-    real_information, real_maximise = map_module.information, map_module.maximise
-
-    def maximise(*args, **kwargs):
-        out = real_maximise(*args, **kwargs)
-        state["optimised"] = True
-        return out
+    real = map_module.information_matrix
 
     def information(bound, theta, kind="observed", **kwargs):
-        out = real_information(bound, theta, kind, **kwargs)
-        if state["optimised"] and kind == "observed" and not kwargs.get("diagonal"):
+        out = real(bound, theta, kind, **kwargs)
+        if kind == "observed" and not kwargs.get("diagonal"):
             out = out.copy()
             out[0, 0] = np.nan
         return out
 
-    monkeypatch.setattr(map_module, "maximise", maximise)
-    monkeypatch.setattr(map_module, "information", information)
+    monkeypatch.setattr(map_module, "information_matrix", information)
     fit = br.fit(br.Davidson(k_tie=0), br.load("mtbench-judges"))
     assert fit.diagnostics["converged"] is False
     assert any("not finite at the estimate" in w for w in fit.warnings)
@@ -317,8 +319,8 @@ def test_information_without_a_cholesky_factor_is_said_in_words(monkeypatch):
 
 
 def test_a_negative_information_eigenvalue_is_said_to_be_no_maximum(monkeypatch):
-    """A clearly negative smallest eigenvalue (paper model 16 stopped at −8.2e-10 per comparison on
-    the compiled tier) is a saddle or ridge, not a singular information of unidentified parameters."""
+    """A clearly negative smallest eigenvalue is a saddle or ridge, not a singular information of
+    unidentified parameters."""
     import bayesrank.inference.map as map_module
 
     real = map_module.extreme_eigenvalues
@@ -338,7 +340,7 @@ def test_affine_draws_equal_the_pass_through_the_models_map(arena, framework):
     tie factor: its free coordinates ``tie_coord`` are θ's own, B = 1)."""
     from bayesrank.inference import asymptotics
 
-    structure = compiled(framework, framework.prepare(arena), prior="flat")
+    structure = structure_of(framework, framework.prepare(arena), prior="flat")
     assert set(structure.layout()) <= set(asymptotics.affine_blocks(structure))
     est = br.fit(framework, arena).tree["estimate"]
     theta, factor = est["theta"].values, asymptotics.covariance_factor(est["theta_cov"].values)
@@ -375,9 +377,7 @@ def test_map_draws_are_made_when_first_read(arena):
     drawn = fit.tree["posterior"]["score"].values[0]
     assert lazy.source._rows is not None
     np.testing.assert_array_equal(copied["posterior"]["score"].values[0], drawn)
-    # (a refit's θ̂ may differ in the last digits: the log-density moves to the compiled tier)
-    np.testing.assert_allclose(br.fit(fw, arena, random_seed=5).tree["posterior"]["score"].values[0], drawn,
-                               rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(br.fit(fw, arena, random_seed=5).tree["posterior"]["score"].values[0], drawn)
     est = fit.tree["estimate"]
     centred = drawn - est["score"].values
     np.testing.assert_allclose(np.cov(centred, rowvar=False), est["score_cov"].values,
@@ -392,7 +392,7 @@ def test_map_draws_are_made_when_first_read(arena):
 
 def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
     """A model with variables not affine in θ (Davidson with a diagonal Thurstonian covariance: its
-    dispersions are e^θ) passes its asymptotic-normal draws through the model's map when they are
+    dispersions are t²/C) passes its asymptotic-normal draws through the model's map when they are
     first read, not in the fit: none before; then θ̂ + L z through the map, z from the fit's seed;
     a pickled fit that had not read them carries the same draws; the factor L and the compiled map
     are let go once they are made."""
@@ -401,7 +401,7 @@ def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
     from bayesrank.inference import asymptotics
 
     fw = br.Davidson(k_cov=0)
-    structure = compiled(fw, fw.prepare(arena), prior="flat")
+    structure = structure_of(fw, fw.prepare(arena), prior="flat")
     assert not set(structure.layout()) <= set(asymptotics.affine_blocks(structure))
     fit = br.fit(fw, arena, random_seed=11, n_draws=300)
     lazy = fit.tree["posterior"]["score"].variable._data.array
@@ -416,11 +416,11 @@ def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
                                    rtol=0, atol=1e-10)
         np.testing.assert_array_equal(copied["posterior"][name].values, fit.tree["posterior"][name].values)
     assert lazy.source.factor is None and lazy.source.structure is None
-    # a factor above LAZY_FACTOR_MAX (10,000 items: 800 MB) is not kept: the same draws, made at once
+    # a factor above LAZY_FACTOR_MAX is not kept: the same draws, made at once
     monkeypatch.setattr(asymptotics, "LAZY_FACTOR_MAX", 0)
     eager = br.fit(fw, arena, random_seed=11, n_draws=300).tree["posterior"]["score"]
     assert isinstance(eager.variable._data, np.ndarray)
-    np.testing.assert_allclose(eager.values, fit.tree["posterior"]["score"].values, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(eager.values, fit.tree["posterior"]["score"].values)
 
 
 @pytest.mark.parametrize("triangle", [np.triu, np.tril, lambda F: F], ids=["upper", "lower", "full"])
@@ -431,7 +431,7 @@ def test_linear_variances_of_a_dense_block_skip_a_triangular_factors_zero_rows(a
     from bayesrank.inference import asymptotics
 
     fw = br.Davidson(k_tie=1)
-    structure = compiled(fw, fw.prepare(arena), prior="flat")
+    structure = structure_of(fw, fw.prepare(arena), prior="flat")
     n = structure.n_free
     factor = triangle(np.random.default_rng(0).standard_normal((n, n)))
     blocks = asymptotics.affine_blocks(structure)
@@ -442,3 +442,103 @@ def test_linear_variances_of_a_dense_block_skip_a_triangular_factors_zero_rows(a
         if B.u is not None:
             full = full + np.outer(B.u, B.v)
         np.testing.assert_allclose(got[name], np.sum((full @ factor[cols]) ** 2, axis=1), rtol=1e-12)
+
+
+def _run(loglik, grad_max, n=1000.0):
+    return Optimum(theta=np.zeros(1), loglik=loglik, n=n, grad_max=grad_max, iterations=1, method="trust-exact")
+
+
+def test_the_estimate_is_the_first_stationary_run_at_the_highest_maximum():
+    """The documented rule of a multi-start fit (:func:`chosen_run`): among the runs that reached a
+    stationary point, the first within RESTART_AGREEMENT per comparison of the highest — so runs
+    that reached one maximum tie, whatever their last digits, and the earliest (the model's own
+    start first) gives the estimate."""
+    n = 1000.0
+    tie = RESTART_AGREEMENT * n / 2
+    # runs 0 and 3 reach one maximum; run 3 is higher by rounding: run 0 keeps it
+    assert chosen_run([_run(-500.0, 1e-12), _run(-501.0, 1e-12), _run(-502.0, 1e-12), _run(-500.0 + tie, 1e-12)]) == 0
+    # a higher maximum by more than the agreement wins, wherever it comes
+    assert chosen_run([_run(-500.0, 1e-12), _run(-499.0, 1e-12)]) == 1
+    # a higher end short of a stationary point does not
+    assert chosen_run([_run(-500.0, 1e-12), _run(-498.0, 1e-3)]) == 0
+    # no run stationary (a supremum on a boundary): the highest
+    assert chosen_run([_run(-500.0, 1e-3), _run(-499.0, 1e-3)]) == 1
+
+
+def test_a_concave_log_likelihood_runs_once(arena):
+    once, asked = br.fit(br.BradleyTerry(), arena), br.fit(br.BradleyTerry(), arena, restarts=3)
+    assert "restarts" not in asked.diagnostics and asked.nll == once.nll
+
+
+@pytest.mark.parametrize("restarts", [-1, 1.5, True, "2"])
+def test_restarts_must_be_a_non_negative_integer(arena, restarts):
+    with pytest.raises(br.ModelSpecError, match="restarts"):
+        br.fit(br.BradleyTerry(), arena, restarts=restarts)
+
+
+def test_restarts_of_a_non_concave_model_are_reported(arena):
+    """A multi-start fit of a log-likelihood that is not concave records every run's end, the model's
+    own start first, and keeps the one the rule chooses."""
+    data = items_subset(arena, set(range(12)))
+    fit = br.fit(br.RaoKupper(k_tie=0, k_cov=0), data, restarts=2, random_seed=3)
+    d = fit.diagnostics
+    assert d["restarts"] == 2 and len(d["start_nlls"]) == 3 and len(d["start_boundaries"]) == 3
+    assert fit.nll == pytest.approx(d["start_nlls"][d["best_start"]], rel=1e-12)
+    same = br.fit(br.RaoKupper(k_tie=0, k_cov=0), data, restarts=2, random_seed=3)
+    assert same.diagnostics["start_nlls"] == d["start_nlls"]
+
+
+_FRESH = """
+import json, sys
+import bayesrank as br
+from tests.conftest import items_subset
+data = items_subset(br.load("arena-2024"), set(range(int(sys.argv[2]))))
+for spec in json.loads(sys.argv[1]):
+    fit = br.fit(br.framework_from_spec(spec), data)
+print(json.dumps({"nll": fit.nll, "scores": fit.scores().tolist()}))
+"""
+
+
+def _fit_in_a_process(specs, n_items):
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(specs), str(n_items)], capture_output=True,
+                         text=True, check=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), br.RaoKupper(k_tie=1, k_cov=2)], ids=lambda f: f.label)
+def test_a_fit_is_the_same_in_a_fresh_process_and_after_other_fits(framework):
+    """Determinism is a contract: the same specification, data and options give the same numbers in a
+    fresh process, after five fits of itself and after fits of other models."""
+    spec = framework.spec()
+    fresh = _fit_in_a_process([spec], 20)
+    others = [br.BradleyTerry().spec(), br.Davidson(k_tie=2, k_cov=0).spec(), br.RaoKupper(k_tie=0, k_cov=1).spec()]
+    after = _fit_in_a_process(others + [spec] * 5, 20)
+    assert after["nll"] == pytest.approx(fresh["nll"], rel=1e-12)
+    np.testing.assert_allclose(after["scores"], fresh["scores"], rtol=0, atol=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_id", list(range(1, 31)), ids=[f"model{m}" for m in range(1, 31)])
+def test_every_table_d1_model_is_the_same_in_a_fresh_process_and_after_other_fits(model_id):
+    from bayesrank.papers import leaderbot_model
+
+    spec = leaderbot_model(model_id).spec()
+    fresh = _fit_in_a_process([spec], 129)
+    after = _fit_in_a_process([leaderbot_model(1 + model_id % 30).spec(), spec, spec], 129)
+    assert after["nll"] == pytest.approx(fresh["nll"], rel=1e-12)
+    np.testing.assert_allclose(after["scores"], fresh["scores"], rtol=0, atol=1e-8)
+
+
+@pytest.mark.slow
+def test_paper_model_16_is_the_same_in_a_fresh_process_and_after_five_fits_of_itself_and_others():
+    from bayesrank.papers import leaderbot_model
+
+    spec = leaderbot_model(16).spec()
+    fresh = _fit_in_a_process([spec], 129)
+    after = _fit_in_a_process([leaderbot_model(17).spec(), leaderbot_model(1).spec()] + [spec] * 5, 129)
+    assert after["nll"] == pytest.approx(fresh["nll"], rel=1e-12)
+    np.testing.assert_allclose(after["scores"], fresh["scores"], rtol=0, atol=1e-8)
