@@ -322,7 +322,7 @@ def _refuse_expected(monkeypatch, result=None):
     """Make the expected information fail (AssertionError) or return ``result``."""
     import bayesrank.inference.map as map_module
 
-    original = map_module.information
+    original = map_module.information_matrix
 
     def patched(bound, theta, kind="observed", **kwargs):
         if kind != "expected":
@@ -331,7 +331,7 @@ def _refuse_expected(monkeypatch, result=None):
             raise AssertionError("the expected information was computed for a point that is not an MLE")
         return result(theta)
 
-    monkeypatch.setattr(map_module, "information", patched)
+    monkeypatch.setattr(map_module, "information_matrix", patched)
 
 
 def test_fit_map_without_mle_does_not_invert_information(monkeypatch):

@@ -196,6 +196,8 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter)
     notes += spread.notes
     found.diagnostics.update(spread.diagnostics)
+    if spread.singular:  # the information inverted for the intervals: the parameters are not identified by it
+        found.diagnostics["converged"] = False
     if len(runs) > 1:
         n = prepared.n_comparisons
         found.diagnostics.update(
@@ -385,6 +387,8 @@ class Spread:
     se, cross, sample : dict
         Standard errors, covariances of the :meth:`Framework.covariances` variables, and draws.
     n_draws : int
+    singular : bool
+        The information inverted for the intervals was singular.
     notes : list of str
     diagnostics : dict
     """
@@ -394,6 +398,7 @@ class Spread:
     cross: dict
     sample: dict
     n_draws: int
+    singular: bool = False
     notes: list = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
 
@@ -409,7 +414,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
     covariances = framework.covariances()
     if intervals == "none":
         return Spread(None, {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}, n_draws)
-    notes, diagnostics = [], {}
+    notes, diagnostics, singular = [], {}, False
     cov = factor = None
     if found.mle_exists and found.identified and found.factor is not None:
         try:
@@ -427,7 +432,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
                     units = comparison_units(framework, data, bound.data, weights)
                     cov = sandwich(bound, theta, found.observed, units, chart, bread=bread)
         except np.linalg.LinAlgError:
-            cov = None
+            cov, singular = None, True
             notes.append(f"the {kind} information is singular at the estimate: Wald intervals are not available; "
                          "use method='nuts' (proper priors) or a simpler model.")
     thetas = None
@@ -459,7 +464,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    return Spread(cov, se, cross, sample, n_draws, notes, diagnostics)
+    return Spread(cov, se, cross, sample, n_draws, singular, notes, diagnostics)
 
 
 def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes
