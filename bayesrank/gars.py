@@ -2,7 +2,7 @@
 
 A GARS is a known function F of the pairwise outcome probabilities μ_jkc = P(category c |
 item j shown first, item k second), averaged over contexts: θ = E_X[F(μ(X))] (Frauen et al.,
-digest ``seed-dmlrank.md`` §1.3–1.5). It is the common currency of this package: any fit (a
+"Nonparametric LLM Evaluation from Preference Data", §4.2 and App. C). It is the common currency of this package: any fit (a
 Davidson model, a judge-aware model, a saturated model of the raw counts) implies μ for every
 pair, and F turns it into scores on one scale, whatever the fit's native parameters.
 

@@ -1,4 +1,5 @@
-"""Choosing the rank r of an HJA model (digest ``seed-hja.md`` §4): K-fold cross-validation of
+"""Choosing the rank r of an HJA model ("Heterogeneous Judge-Aware Ranking…",
+App. C.1): K-fold cross-validation of
 the held-out log-likelihood (the paper's method on real data), BIC, or PSIS-LOO of NUTS fits.
 
 ``cv``

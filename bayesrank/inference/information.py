@@ -13,7 +13,8 @@ W_c (P × P, P = 1 or 2 predictors) that says which matrix is built:
     −∇²ℓ(θ): W_c = −∂²L_c/∂p², plus the second derivatives of non-linear predictors
     weighted by −∂L_c/∂p (the Thurstonian z, the judge discrimination e^α (s_a − s_b)).
 ``expected``
-    The plug-in expected information with the empirical design (judge-aware digest §3.4):
+    The plug-in expected information with the empirical design ("A Judge-Aware Ranking
+    Framework…", Theorem 3.4):
     W_c = n_c Σ_o P_co ∇_p log P_co ∇_p log P_coᵀ — for a two-outcome cell the paper's
     n p̂(1 − p̂) g gᵀ, with no (y − p)∇²η term.
 ``scores``

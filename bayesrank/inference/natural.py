@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 #: From this many natural coordinates on, information matrices are assembled sparse and pulled
 #: back through the structured blocks of B (:class:`SparsePlusRankOne`); below, dense algebra
-#: on small matrices is faster than building sparse ones.
+#: on small matrices costs less than building sparse ones.
 SPARSE_FROM = 400
 #: Up to this many columns a block of B keeps its pseudo-inverse for :meth:`NaturalMap.theta_for`;
 #: beyond, a sparse block is solved by LSQR (:meth:`NaturalMap._least_squares`).
@@ -33,8 +33,8 @@ PSEUDO_INVERSE_MAX = 400
 #: this many non-zeros per row and column on average.
 SPARSE_DENSITY = 4
 #: A sparse matrix multiplied into a dense block is made dense from this fill on: a dense
-#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, each about
-#: ten times slower than a dense entry. The natural information of factored tie thresholds is such
+#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, each
+#: several times a dense entry's cost. The natural information of factored tie thresholds is such
 #: a matrix (every compared pair couples 2k loadings).
 DENSE_FILL = 0.1
 #: Entries of a block below this fraction of its largest are rounding of exact zeros (B is

@@ -184,8 +184,8 @@ def fit_nuts(
 
 
 def nutpie_backend() -> str:
-    """nutpie's backend: JAX when installed — XLA compiles the log-density in seconds where
-    numba took tens of seconds per process (its C callback cannot be cached) — else numba."""
+    """nutpie's backend: JAX when installed (XLA's compiled log-density is cached across
+    processes, numba's C callback is not), else numba."""
     return "jax" if find_spec("jax") else "numba"
 
 
@@ -299,9 +299,8 @@ def default_sampler(geometry_tuned: bool) -> str:
 
     Geometry-tuned NUTS (:func:`whitened_nuts_options`) takes a fixed step size: numpyro when
     JAX is installed, else PyMC's sampler. nutpie cannot fix its step (it adapts it, capped at
-    the geometry's), which made it the slowest of the three there: Davidson k_tie=1 on arena-2024,
-    2 chains × 1000 on 2 cores, numpyro 15.9–16.3 s, PyMC's 17.4–19.6 s, nutpie 24.6–25.6 s
-    (``bench/results/nuts.md``). Otherwise PyMC's own choice: nutpie when installed.
+    the geometry's), so it is the slowest of the three there (``bench/results/nuts.md``).
+    Otherwise PyMC's own choice: nutpie when installed.
     """
     if geometry_tuned:
         return "numpyro" if find_spec("jax") and find_spec("numpyro") else "pymc"

@@ -1,6 +1,7 @@
 """Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
 
-Digest ``seed-judge-aware-btl.md`` §1–§3. Items i have latent scores s_i, judges k a
+"A Judge-Aware Ranking Framework for Evaluating Large Language Models without Ground
+Truth", §2–§3. Items i have latent scores s_i, judges k a
 discrimination γ_k > 0:
 
 .. math::
