@@ -1020,8 +1020,9 @@ def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts",
 
 def names_as_text(values: Sequence, column: str, source: str = "", what: str = "entry") -> list[str]:
     """Names as text by the documented rule (see the module docstring), refusing what it refuses."""
+    values = values.reset_index(drop=True) if isinstance(values, pd.Series) else list(values)  # a Series keeps its type
     with connection() as con:
-        table = table_from_frame(con, pd.DataFrame({column: list(values)}), source)
+        table = table_from_frame(con, pd.DataFrame({column: values}), source)
         text, raw, checks, _ = _name(table, column)
         for pred, problem in checks:
             n = con.execute(f"SELECT count(*) FROM ({table.sql}) r WHERE coalesce({pred}, false)").fetchone()[0]
