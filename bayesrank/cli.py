@@ -37,7 +37,7 @@ import warnings
 from pathlib import Path
 
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
-from bayesrank.output.atomic import release_reserved, reserve
+from bayesrank.output.atomic import forget_signals, note_signal, noted_signal, release_reserved, reserve
 from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)
 from bayesrank.output.text import TerminalStream, one_line
 
@@ -922,14 +922,26 @@ class _Terminated(BaseException):
 
 
 def _terminate(signum, frame):
+    note_signal(signum)
     raise _Terminated()
+
+
+def _interrupt(signum, frame):
+    note_signal(signum)
+    raise KeyboardInterrupt()
+
+
+#: Exit code and word of each signal the CLI handles.
+_SIGNALLED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
 
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
-    previous = _install(signal.SIGTERM, _terminate)
+    forget_signals()
+    previous = {signum: _install(signum, handler) for signum, handler in ((signal.SIGTERM, _terminate),
+                                                                         (signal.SIGINT, _interrupt))}
     stdout = sys.stdout
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
@@ -941,20 +953,25 @@ def main(argv=None) -> int:
             warnings.simplefilter("ignore")
             code = COMMANDS[args.command](args)
         sys.stdout.flush()
+        if noted_signal() is not None:  # a library swallowed the signal: the run still ends as it asked
+            code, word = _SIGNALLED[noted_signal()]
+            print(f"bayesrank: {word}", file=sys.stderr)
         return code
     except (BayesrankError, _UsageError) as err:
+        if noted_signal() is not None:  # the error of work a signal stopped: the signal is the news
+            code, word = _SIGNALLED[noted_signal()]
+            print(f"bayesrank: {word}", file=sys.stderr)
+            return code
         text = one_line(err)
         print(f"bayesrank: error: {text}" if isinstance(err, BayesrankError) else text, file=sys.stderr)
         return 2
     except BrokenPipeError:
         _silence_stdout()
         return 141
-    except KeyboardInterrupt:
-        print("bayesrank: interrupted", file=sys.stderr)
-        return 130
-    except _Terminated:
-        print("bayesrank: terminated", file=sys.stderr)
-        return 143
+    except (KeyboardInterrupt, _Terminated):  # (a library may turn one into the other)
+        code, word = _SIGNALLED[noted_signal() or signal.SIGINT]
+        print(f"bayesrank: {word}", file=sys.stderr)
+        return code
     except Exception as err:  # an internal error: one line, the traceback on request
         if debug:
             traceback.print_exc()
@@ -965,7 +982,8 @@ def main(argv=None) -> int:
     finally:
         sys.stdout = stdout
         release_reserved()
-        _install(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            _install(signum, handler)
 
 
 def _install(signum, handler):

@@ -150,6 +150,8 @@ class Table:
     def error(self, err: Exception) -> DataError:
         """A DuckDB error while reading the records, as a one-line :class:`DataError` (the
         line and the problem when :attr:`locate` finds them)."""
+        if isinstance(err, duckdb.InterruptException) or "Query interrupted" in str(err):
+            return read_error(err, self.source, self.kind)  # (raises KeyboardInterrupt)
         precise = self.locate() if self.locate is not None else None
         if precise is not None:
             return precise
@@ -159,7 +161,10 @@ class Table:
 
 def read_error(err: Exception, source: str, kind: str) -> DataError:
     """DuckDB's error reading a file or table, told in one line with the line / record it names
-    (never the query bayesrank generated)."""
+    (never the query bayesrank generated). A query interrupted by a signal (Ctrl-C, SIGTERM) is
+    not a data error: it is raised again as ``KeyboardInterrupt``."""
+    if isinstance(err, duckdb.InterruptException) or "Query interrupted" in str(err):
+        raise KeyboardInterrupt() from None
     text = " ".join(str(err).split())
     text = re.sub(r"^[A-Za-z ]*Error: ", "", text)
     for cut in (" Possible fix", " Possible Solution", " * ", " LINE 1:", " file = "):

@@ -23,7 +23,9 @@ Every file bayesrank writes — a saved fit, ``--out``'s ``fit.nc`` / ``summary.
   then delivered again to the handler that was in place (Ctrl-C raises
   ``KeyboardInterrupt``; SIGTERM with the default handler ends the process), so the run
   exits non-zero. A process killed outright (SIGKILL) leaves a temporary file and a lock,
-  which the next claim of the same destination removes.
+  which the next claim of the same destination removes. A program whose own handlers record
+  the signals they get (:func:`note_signal`, as the CLI's do) writes nothing after one was
+  received, even if a library swallowed it (a query or a sampler stopped early).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ UNREADABLE_LOCK_SECONDS = 60.0
 _KEPT = 40
 
 _HELD: dict[Path, int] = {}  # lock file -> how many claims of this process hold it
+_NOTED: list[int] = []  # signals a program's handlers received (note_signal)
 _RESERVED: list[Claim] = []  # claims held until release_reserved()
 _STATE = threading.local()
 
@@ -325,6 +328,22 @@ def deferred_signals() -> Iterator[_Pending]:
             signal.raise_signal(pending.signals[0])
 
 
+def note_signal(signum: int) -> None:
+    """Record that the program received ``signum`` (called by its signal handlers): no file
+    is written after that, whatever swallowed the signal's exception."""
+    _NOTED.append(signum)
+
+
+def noted_signal() -> int | None:
+    """The first signal recorded by :func:`note_signal`, or None."""
+    return _NOTED[0] if _NOTED else None
+
+
+def forget_signals() -> None:
+    """Forget recorded signals (a program starting a new run in the same process)."""
+    _NOTED.clear()
+
+
 # ---------------------------------------------------------------------- writing
 def write_files(writers: Mapping[str | Path, Callable[[Path], None]], overwrite: bool = False) -> list[Path]:
     """Write several files as one step: atomic, exclusive and interruptible (module docstring).
@@ -355,7 +374,10 @@ def write_files(writers: Mapping[str | Path, Callable[[Path], None]], overwrite:
     placed: list[Path] = []
     target = targets[0] if targets else Path()
     with deferred_signals() as pending, claim(targets, overwrite) as held:
+        if _NOTED:  # received before, swallowed since: write nothing, deliver it again
+            pending.signals.append(_NOTED[0])
         try:
+            pending.check()
             for target, write in zip(targets, writers.values()):
                 temps[target] = _temporary(target)
                 write(temps[target])
