@@ -11,6 +11,7 @@ names exactly as read.
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -35,14 +36,20 @@ def csv_text(frame: pd.DataFrame, **kwargs) -> str:
     frame : DataFrame
     **kwargs
         Passed to :meth:`pandas.DataFrame.to_csv` (``float_format``, ...); the index is
-        never written.
+        never written. When a text cell holds a carriage return, which CSV writers leave
+        unquoted (a reader would take it for the end of a line), every text cell is quoted.
     """
     safe = frame.copy()
     safe.columns = [defused(str(c)) for c in safe.columns]
+    carriage_return = any("\r" in c for c in safe.columns)
     for k in range(safe.shape[1]):
         column = safe.iloc[:, k]
         if column.dtype == object or str(column.dtype) in ("str", "string", "category"):
-            safe.isetitem(k, column.astype(object).map(defused))
+            column = column.astype(object).map(defused)
+            safe.isetitem(k, column)
+            carriage_return = carriage_return or any(isinstance(v, str) and "\r" in v for v in column)
+    if carriage_return:  # left unquoted by CSV writers, a lone CR reads as a line end: quote the text
+        kwargs.setdefault("quoting", csv.QUOTE_NONNUMERIC)
     buffer = io.StringIO()
     safe.to_csv(buffer, index=False, **kwargs)
     return buffer.getvalue()
