@@ -14,10 +14,12 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from bayesrank.output.atomic import write_text
+
+if TYPE_CHECKING:  # (the CLI imports this module; `bayesrank --help` does not import pandas)
+    import pandas as pd
 
 #: Leading characters that make a spreadsheet treat a CSV cell as a formula (OWASP).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -211,7 +211,7 @@ def top_set(tree: xr.DataTree, k: int = 1, level: float = 0.95) -> list[str]:
     statement of the same level under the normal approximation.
     """
     check_level(level)
-    if not enough_draws(tree, level):
+    if has_intervals(tree) and not enough_draws(tree, level):
         raise BayesrankError(f"no top-{k} set: {too_few_draws(tree, level)}.")
     ranks = rank_draws(tree)
     inside = ranks <= k                                   # (draws, items): item in that draw's top k
@@ -243,7 +243,7 @@ def tie_groups(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
     order = scores(tree).sort_values(ascending=False, kind="stable").index
     names = items(tree)
     idx = [names.index(x) for x in order]
-    if not enough_draws(tree, level):
+    if has_intervals(tree) and not enough_draws(tree, level):
         return pd.DataFrame({"rank": np.arange(1, len(idx) + 1), "name": list(order),
                              "group": pd.array([pd.NA] * len(idx), dtype="Int64")})
     s = draws(tree, "score")

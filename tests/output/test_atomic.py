@@ -259,3 +259,30 @@ def test_policy_out_never_replaces_the_input_nor_a_file_without_force(tmp_path, 
     assert "already exists; pass --force" in capsys.readouterr().err and policy.read_text() == "keep me"
     assert main(args + [str(policy), "--force"]) == 0
     assert policy.read_text().startswith("context,") and sorted(os.listdir(tmp_path)) == ["policy.csv", "records.csv"]
+
+
+# ---------------------------------------------------------------------- every output through the writer
+def test_every_file_a_command_writes_goes_through_the_writer(tmp_path, capsys, monkeypatch, dml_records):
+    """Each file that appears is one the atomic writer made (its temporary file is where every
+    write starts): fit --out, a Markdown report with its figures, an HTML report, a saved fit,
+    a DML policy."""
+    import bayesrank.output.atomic as atomic
+
+    written = []
+    temporary = atomic._temporary
+    monkeypatch.setattr(atomic, "_temporary", lambda target: written.append(Path(target)) or temporary(target))
+    data = tmp_path / "ok.csv"
+    data.write_text(HEADER + ROWS)
+    out = tmp_path / "out"
+    out.mkdir()
+    commands = [["fit", str(data), "--model", "bt", "--out", str(out / "run")],
+                ["report", str(data), "--models", "bt", "--out", str(out / "r.md")],
+                ["report", str(data), "--models", "bt", "--out", str(out / "r.html")],
+                ["dml", str(dml_records), "--features", "x0,x1", "--ties", "binary", "--folds", "2", "--budget", "50",
+                 "--policy-out", str(out / "policy.csv")]]
+    for command in commands:
+        assert main(command) == 0, capsys.readouterr().err
+    br.fit(br.BradleyTerry(), data).save(out / "fit.nc")
+    made = sorted(p for p in out.rglob("*") if p.is_file())
+    assert len(made) > 8  # 3 --out files, report.md and its figures, report.html, policy.csv, fit.nc
+    assert made == sorted(written)
