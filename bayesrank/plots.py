@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
+from bayesrank.output.figures import Figure
 
 from bayesrank.results import hja
 from bayesrank.results.leaderboard import leaderboard, scores

@@ -20,13 +20,15 @@ import html
 import io
 import json
 from collections.abc import Mapping
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from bayesrank import plots
-from bayesrank.errors import BayesrankError, OutputError
+from bayesrank.errors import BayesrankError
+from bayesrank.output.text import markdown as md
 from bayesrank.results.fit import Fit
 from bayesrank.results.io import check_target, write_files
 from bayesrank.results.leaderboard import tie_groups
@@ -157,48 +159,65 @@ class Report:
     # ------------------------------------------------------------------ Markdown
     def markdown(self, image_dir: Path | None = None) -> str:
         """The report as Markdown (for a pull request); figures are written as PNG files into
-        ``image_dir`` and linked when it is given."""
+        ``image_dir`` and linked when it is given. Every name and sentence is escaped
+        (:func:`bayesrank.output.text.markdown`): no HTML, link or image comes from the data."""
+        text, figures = self._markdown(image_dir)
+        if figures:
+            image_dir.mkdir(parents=True, exist_ok=True)
+            write_files({path: _png_writer(fig) for path, fig in figures.items()}, overwrite=True)
+        return text
+
+    def _markdown(self, image_dir: Path | None) -> tuple[str, dict[Path, object]]:
+        """The Markdown text and the figures it links (path → figure)."""
         s = self._data_summary()
-        out = [f"# {self.title}", "", "## Data", "", _table_md(_flat_summary(s)), ""]
+        out = [f"# {md(self.title)}", "", "## Data", "", _table_md(_flat_summary(s)), ""]
         figures = self.figures() if image_dir is not None else {}
+        files = {}
         for name, fit, kind, state in self._sections():
-            out += [f"## {name}: {fit.framework.label}", "",
-                    f"{kind}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters.", "",
-                    f"> {state}", ""]
-            out += [f"> warning: {w}" for w in fit.warnings] + [""]
+            out += [f"## {md(name)}: {md(fit.framework.label)}", "",
+                    f"{md(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters.", "",
+                    f"> {md(state)}", ""]
+            out += [f"> warning: {md(w)}" for w in fit.warnings] + [""]
             out += [_table_md(self._board(fit)), ""]
             if image_dir is not None:
-                image_dir.mkdir(parents=True, exist_ok=True)
                 for caption, fig in figures[name].items():
                     path = image_dir / f"{_slug(name)}-{_slug(caption)}.png"
-                    fig.savefig(path, dpi=110)
-                    out.append(f"![{name}: {caption}]({path.name if path.parent == image_dir else path})")
+                    files[path] = fig
+                    out.append(f"![{md(name)}: {md(caption)}]({quote(path.name)})")
                 out.append("")
         if self.comparison is not None:
             out += ["## Leave-one-out comparison", "", _table_md(self.comparison.reset_index()), ""]
-            out += [f"* {w}" for w in self.comparison.attrs.get("warnings", [])] + [""]
+            out += [f"* {md(w)}" for w in self.comparison.attrs.get("warnings", [])] + [""]
         if self.command:
-            out += ["## How this report was made", "", "```", self.command, "```", ""]
-        return "\n".join(out)
+            out += ["## How this report was made", "", "```", self.command.replace("`", "'"), "```", ""]
+        return "\n".join(out), files
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
-        """Write the HTML (``.html``) or Markdown (``.md``, figures beside it) report as one
-        atomic step; an existing file is replaced only with ``overwrite`` (CLI: ``--force``).
+        """Write the HTML (``.html``) or Markdown (``.md``, figures beside it in
+        ``<stem>-figures/``) report as one atomic step through the output writer
+        (:func:`bayesrank.output.atomic.write_files`); an existing file is replaced only with
+        ``overwrite`` (CLI: ``--force``).
 
         Raises
         ------
         OutputError
-            The file exists (without ``overwrite``), is a folder, or cannot be written.
+            The file exists (without ``overwrite``), is a folder, is being written by another
+            run, or cannot be written.
         """
         path = Path(path)
         check_target(path, overwrite)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise OutputError(f"cannot write {path}: {err.strerror or err}; choose a writable place.") from None
-        text = self.markdown(path.parent / f"{path.stem}-figures") if path.suffix.lower() == ".md" else self.html()
-        write_files({path: lambda p: p.write_text(text, encoding="utf-8")}, overwrite=overwrite)
+        if path.suffix.lower() == ".md":
+            text, figures = self._markdown(path.parent / f"{path.stem}-figures")
+            writers = {p: _png_writer(fig) for p, fig in figures.items()}
+        else:
+            text, writers = self.html(), {}
+        writers[path] = lambda p: p.write_text(text, encoding="utf-8")
+        write_files(writers, overwrite=overwrite)
         return path
+
+
+def _png_writer(fig):
+    return lambda p: fig.savefig(p, dpi=110, format="png")
 
 
 def _state_in_words(fit: Fit) -> str:
@@ -250,8 +269,8 @@ def _table_html(df: pd.DataFrame) -> str:
 
 
 def _table_md(df: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(str(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |" for row in df.itertuples(index=False)]
+    lines = ["| " + " | ".join(md(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(md(_fmt(v)) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)
 
 

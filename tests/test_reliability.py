@@ -205,23 +205,6 @@ def test_out_naming_a_file_or_unwritable_place(capsys, tmp_path):
         _assert_clean_refusal(*run(capsys, "fit", data, "--model", "bt", "--out", locked / "x")[::2], "not writable")
 
 
-def test_a_failed_write_leaves_nothing_half_written(tmp_path):
-    """One writer fails: no target is replaced and no temporary file is left."""
-    from bayesrank.errors import OutputError
-    from bayesrank.results.io import write_files
-
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("old a")
-
-    def fail(path):
-        raise OSError(28, "No space left on device")
-
-    with pytest.raises(OutputError, match="No space left"):
-        write_files({a: lambda p: p.write_text("new a"), b: fail}, overwrite=True)
-    assert a.read_text() == "old a" and not b.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
-
-
 def test_csv_output_escapes_formulas(capsys, tmp_path):
     data = _write(tmp_path, "inj.csv", HEADER + "=cmd|' /C calc'!A0,@sum,model_a\n@sum,+x,tie\n+x,=cmd|' /C calc'!A0,model_b\n")
     code, out, _ = run(capsys, "fit", data, "--model", "bt", "--format", "csv")

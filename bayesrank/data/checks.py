@@ -32,6 +32,9 @@ def statistical_warnings(data: Comparisons) -> list[str]:
     list of str
         One sentence per problem (empty when none is found):
 
+        * how the records were read (``data.warnings``: names that several spellings
+          became, names that only look alike, duplicate records, a local file read instead
+          of a bundled dataset);
         * the comparison graph is disconnected (scores are only comparable within a
           component).
 
@@ -39,7 +42,7 @@ def statistical_warnings(data: Comparisons) -> list[str]:
         bounds a score in a tie model, not in Bradley–Terry): MAP fits say it once, from
         :mod:`bayesrank.inference.existence`.
     """
-    return _disconnected(data)
+    return list(data.warnings) + _disconnected(data)
 
 
 def _disconnected(data: Comparisons) -> list[str]:

@@ -39,6 +39,7 @@ from bayesrank.data.aggregate import (
     table_from_frame,
 )
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.names import spelled
 from bayesrank.errors import DataError
 
 __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_count_table", "from_counts",
@@ -48,20 +49,21 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 # ---------------------------------------------------------------------- records
 def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool = False,
                covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-               source: str = "") -> Comparisons:
+               source: str = "", drop_duplicates: bool = False) -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
     (the shape is detected from the columns when not given)."""
     shape = shape or detect_shape(list(table.columns), table.source)
     cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                      by=by, what="row" if shape == "counts" else "record")
+                      by=by, what="row" if shape == "counts" else "record", drop_duplicates=drop_duplicates)
     return Comparisons.from_aggregate(cells, source=source)
 
 
-def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None) -> Comparisons:
+def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None,
+          drop_duplicates=False) -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
         return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                          contrasts=contrasts, by=by, source=source)
+                          contrasts=contrasts, by=by, source=source, drop_duplicates=drop_duplicates)
 
 
 def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
@@ -157,7 +159,7 @@ def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str]
 
 
 def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-               by: str | None = None, source: str = "") -> Comparisons:
+               by: str | None = None, source: str = "", drop_duplicates: bool = False) -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -179,6 +181,9 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
+    drop_duplicates : bool
+        Count a record that repeats an earlier one exactly (records with an identifier column,
+        :data:`~bayesrank.data.aggregate.ID_COLUMNS`) once; duplicates are reported either way.
 
     Raises
     ------
@@ -186,7 +191,7 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, drop_duplicates)
 
 
 # ---------------------------------------------------------------------- count tables
@@ -218,7 +223,11 @@ def from_count_table(table: Mapping, *, both_bad_as_ties: bool = False, source: 
     seen: dict[str, int] = {}
     for k, name in enumerate(names):
         if name in seen:
-            raise DataError(f"count table{where}: 'models' names {name!r} twice (positions {seen[name]} and {k}); "
+            spellings = "" if models[seen[name]] == models[k] else (
+                f", written {spelled(str(models[seen[name]]))} and {spelled(str(models[k]))}: one name by the "
+                "reading rule of names (bayesrank.data.names)")
+            raise DataError(f"count table{where}: 'models' names {name!r} twice (positions {seen[name]} and {k}"
+                            f"{spellings}); "
                             "each model must appear once, or its pairs would be merged silently.")
         seen[name] = k
     if not isinstance(X, list) or not isinstance(Y, list):

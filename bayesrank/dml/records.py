@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayesrank.data.aggregate import names_as_text
 from bayesrank.data.files import read_frame
 from bayesrank.errors import DataError
 
@@ -132,8 +133,7 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
     n = len(context_ids)
     X = _features(frame, features, codes, n, source, context)
     has_pair = frame["model_a"].notna().to_numpy() & frame["model_b"].notna().to_numpy()
-    names_a = frame["model_a"].astype("string").to_numpy()
-    names_b = frame["model_b"].astype("string").to_numpy()
+    names_a, names_b = (_names(frame[c], has_pair, c, source) for c in ("model_a", "model_b"))
     items = tuple(sorted(set(names_a[has_pair]) | set(names_b[has_pair])))
     if len(items) < 2:
         raise DataError(f"{source} compares fewer than two items; pass rows with model_a and model_b.")
@@ -169,6 +169,15 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
                    ctx=ctx.astype(np.int64), first=first.astype(np.int64), second=second.astype(np.int64),
                    label=label[keep].astype(np.int64), propensity=known, judge=judge,
                    judge_names=tuple(judge_probs), n_categories=n_categories)
+
+
+def _names(column: pd.Series, present: np.ndarray, name: str, source: str) -> np.ndarray:
+    """The names of the rows with a pair, by the one reading rule of names
+    (:func:`bayesrank.data.aggregate.names_as_text`); None on the other rows."""
+    out = np.full(len(column), None, dtype=object)
+    if present.any():
+        out[present] = names_as_text(column[present], name, source, what="labelled row")
+    return out
 
 
 def _features(frame, features, codes, n, source, context) -> np.ndarray:

@@ -8,7 +8,7 @@ import xarray as xr
 
 from bayesrank.inference.tree import plain
 from bayesrank.results.elo import Elo
-from bayesrank.results.estimates import interval_method
+from bayesrank.results.estimates import interval_method, too_few_draws
 from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
 from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges
@@ -56,13 +56,18 @@ def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> d
     scale of ``elo``, described by ``elo_scale``; only ``name, rank, score, elo`` for a fit of
     point estimates, ``intervals="none"``) and, for judge-aware fits, ``judges``; HJA
     fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a ``disagreement`` summary
-    (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
+    (:func:`bayesrank.results.hja.disagreement_summary`) is added. When the fit has too few
+    draws for intervals at ``level``, ``warnings`` says so
+    (:func:`~bayesrank.results.estimates.too_few_draws`)."""
     elo = elo or Elo()
     board = leaderboard(tree, level, elo)
     # a fit without intervals (intervals="none") has no se / interval / rank-interval fields
     items = [dict(row) for row in board[[f for f in ITEM_FIELDS if f in board]].to_dict("records")]
     out = {**summary(tree), "items": items,
            "elo_scale": {"scale": elo.scale, "offset": elo.offset, "anchor": elo.anchor}}
+    missing = too_few_draws(tree, level)
+    if missing:
+        out["warnings"] = [*out["warnings"], missing]
     framework = framework_of(tree)
     if "gamma" in framework.reported():
         out["judges"] = judges(tree, level).to_dict("records")
