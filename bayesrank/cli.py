@@ -110,7 +110,10 @@ def _int_or_auto(text: str):
 def _add_data_args(p) -> None:
     p.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
     p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
-    p.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    p.add_argument("--both-bad-ties", action=argparse.BooleanOptionalAction, default=None,
+                   help="count 'tie (bothbad)' verdicts as ties, or leave them out (default: the input's convention: "
+                        "battle records count them, as Chatbot Arena does; count files and the bundled arena-2024 "
+                        "leave them out, as the leaderbot paper does)")
     p.add_argument("--covariates", default=None,
                    help="comma-separated numeric record columns kept as per-comparison context covariates")
     p.add_argument("--contrasts", default=None,
@@ -801,10 +804,13 @@ def cmd_demo(args) -> int:
 
 def cmd_gars(args) -> int:
     from bayesrank import gars
+    from bayesrank.model.scoring import scheme_of
     from bayesrank.results.fit import Fit
 
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if args.both_bad_ties is None and scheme_of(args.scheme).n_categories == 4:
+        args.both_bad_ties = False  # both-bad ties are a category of their own in this scheme
     data = _load(args)
     if args.fit is not None and (args.model or args.counts_only):
         raise BayesrankError("--fit, --model and --counts-only each name the source of the GARS; pass one of them.")

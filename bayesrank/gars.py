@@ -49,6 +49,7 @@ from pytensor.gradient import jacobian as _pt_jacobian
 from pytensor.gradient import pushforward
 from scipy.stats import norm
 
+from bayesrank.data import bothbad
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError
@@ -563,7 +564,12 @@ def from_counts(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie
     score, scheme = _check_score(score), scheme_of(scheme)
     if method not in ("map", "posterior"):
         raise BayesrankError(f"method must be 'map' or 'posterior', got {method!r}.")
-    data = data if isinstance(data, Comparisons) else load(data)
+    data = data if isinstance(data, Comparisons) else load(data, both_bad_as_ties=False if scheme.n_categories == 4
+                                                             else None)
+    if scheme.n_categories == 4 and bothbad.convention(data.dropped, data.notes) == bothbad.ARENA:
+        raise BayesrankError(f"tie weights {scheme.name!r} keep 'tie (bothbad)' apart, but these data count them as "
+                             "ties (the Arena convention of battle records); read them with both_bad_as_ties=False "
+                             "(CLI: --no-both-bad-ties).")
     pc = pair_counts(data, scheme.n_categories, by_judge)
     graph = saturated_graph(pc)
     weights = pc.context_weights()

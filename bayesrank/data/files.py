@@ -43,7 +43,7 @@ _SUFFIXES = {
 MAX_DOCUMENT_BYTES = 1 << 30
 
 
-def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Comparisons:
+def read_count_table(path: str | Path, *, both_bad_as_ties: bool | None = None) -> Comparisons:
     """Read a count table JSON file (see :func:`from_count_table`); ``.gz`` is decompressed."""
     path = Path(path)
     table = parse_json(_read_text(path), str(path))
@@ -55,7 +55,7 @@ def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Com
 
 # ---------------------------------------------------------------------- files
 def read(
-    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (), by: str | None = None,
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
@@ -72,8 +72,9 @@ def read(
         ``models``, ``X``, ``Y`` is a count table (``"counts"``); a JSON list of records, one
         record per line (JSONL), or an object of equally long columns holds records, as do
         CSV and Parquet tables.
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties.
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties; None: the input's convention (battle records yes, counts
+        no: :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns of the records to keep as per-cell context covariates.
     contrasts : sequence of str
