@@ -525,7 +525,9 @@ def cmd_fit(args) -> int:
 
         print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
     elif args.format == "csv":
-        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo else False)))
+        from bayesrank.results.summary import has_elo
+
+        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo and has_elo(result.tree) else False)))
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
@@ -676,7 +678,11 @@ INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": 
 def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
     """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
     Elo ratings, rank sets, fragility, style effects and per-category boards)."""
+    from bayesrank.results.summary import has_elo
+
     extra = extra or {}
+    no_elo = elo is not None and not has_elo(result.tree)
+    elo = None if no_elo else elo
     board = result.leaderboard(level, elo if elo is not None else False)
     if styled is not None:
         board = board.join(styled.set_index("name")[["rank_unadjusted", "rank_change"]], on="name")
@@ -706,6 +712,13 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
     if elo is not None:
         anchor = f", {elo.anchor} = {elo.offset:g}" if elo.anchor else f", average model = {elo.offset:g}"
         lines.insert(-1, f"Elo = {elo.scale:.1f} x score{anchor}; {result.framework.scale_note}")
+    if no_elo:
+        lines.insert(-1, f"no Elo ratings: {result.framework.scale_note}")
+    if result.method == "nuts":
+        d = result.diagnostics
+        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
+                         f"{d.get('max_rhat', float('nan')):.3f}, bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
+                         f"{d.get('divergences')} divergences")
     cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
             *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
@@ -718,6 +731,14 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
         lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
                   f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
                   judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
+    if "gamma" in result.framework.reported() and not hja:
+        lines += ["", f"judges: discrimination γ_k ({kind}; lower_log/upper_log: the interval on the log scale)",
+                  result.judges(level).to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    if result.data.judges is not None:
+        shares = result.verdict_shares()[["judge", "n", "a", "b", "tie", "odds_ratio", "follows_position"]]
+        lines += ["", "verdict shares: a = the answer shown first, b = shown second; odds_ratio = the judge's odds "
+                      "of picking the first answer over the median other judge's",
+                  shares.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
     if "rank_sets" in extra:
         rs = extra["rank_sets"]
         lines.append(f"\nrank_set: simultaneous {pct} rank sets (every rank covered at once; critical value "
