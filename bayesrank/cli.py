@@ -194,11 +194,10 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=SAMPLERS,
-                     help="NUTS implementation (default: for geometry-tuned NUTS numpyro with JAX, else pymc; "
-                          "otherwise nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
+                     help="NUTS implementation (default: pymc, PyMC's own sampler, whatever is installed; numpyro "
+                          "runs on JAX, CPU or GPU), or hmc: "
                           "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
-    fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(fit)
     fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
                      help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
     fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
@@ -232,8 +231,7 @@ def _add_models_args(p, name: str) -> None:
     p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
     p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(p)
     p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
                    help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
     if name == "report":
@@ -258,6 +256,13 @@ def _add_select_rank_args(sel) -> None:
     sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
     sel.add_argument("--sampler", default=None, choices=SAMPLERS, help="loo: sampler (as for fit)")
     sel.add_argument("--format", default="table", choices=("table", "json"))
+    _add_progress_arg(sel)
+
+
+def _add_progress_arg(p) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bars on standard error for NUTS and the other long steps (default: when stderr "
+                        "is a terminal, and never under --format json unless --progress asks)")
 
 
 def _add_demo_args(demo) -> None:
@@ -267,6 +272,7 @@ def _add_demo_args(demo) -> None:
     demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
+    _add_progress_arg(demo)
 
 
 def _add_gars_args(g) -> None:
@@ -296,6 +302,7 @@ def _add_gars_args(g) -> None:
     g.add_argument("--level", type=float, default=0.95, help="interval level")
     g.add_argument("--format", default="table", choices=("table", "json", "csv"))
     g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    _add_progress_arg(g)
 
 
 def _add_dml_args(d) -> None:
@@ -400,15 +407,23 @@ def _parse_value(text: str, hint, item: str):
 
 
 def _fits_of(args, data):
+    """The fits of ``--models``; models that will be compared are checked to be comparable first,
+    so that an incomparable pair is refused before any sampling."""
+    from bayesrank import progress
+    from bayesrank.compare import check_comparable
     from bayesrank.results.fit import fit
 
+    frameworks = {spec: framework_from_text(spec) for spec in args.models}
+    if args.method == "nuts" and (args.command == "compare" or len(frameworks) > 1):
+        check_comparable(frameworks, data)
     fits = {}
-    for spec in args.models:
-        framework = framework_from_text(spec)
-        kwargs = (dict(random_seed=args.seed) if args.method == "map" else
-                  dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                       progressbar=args.progress))
-        fits[spec] = fit(framework, data, method=args.method, **kwargs)
+    with progress.bar(f"fitting {len(frameworks)} model(s) by {args.method.upper()}", len(frameworks)) as shown:
+        for spec, framework in frameworks.items():
+            shown.describe(f"fitting {spec} by {args.method.upper()}")
+            kwargs = (dict(random_seed=args.seed) if args.method == "map" else
+                      dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed))
+            fits[spec] = fit(framework, data, method=args.method, **kwargs)
+            shown.advance()
     return fits
 
 
@@ -919,7 +934,7 @@ def main(argv=None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(command_of(argv)).parse_args(argv)
         args.argv = argv
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _progress_setting(args):
             warnings.simplefilter("ignore")
             code = COMMANDS[args.command](args)
         sys.stdout.flush()
@@ -940,6 +955,18 @@ def main(argv=None) -> int:
         print(f"bayesrank: internal error: {type(err).__name__}: {line} — please report it with the command "
               f"line at {REPORT}" + ("" if debug else " (rerun with --debug for the traceback)"), file=sys.stderr)
         return 1
+
+
+def _progress_setting(args):
+    """Progress bars as ``--progress`` / ``--no-progress`` say; without either, off under
+    ``--format json`` (a pipeline) and otherwise when stderr is a terminal
+    (:mod:`bayesrank.progress`)."""
+    from bayesrank import progress
+
+    show = getattr(args, "progress", None)
+    if show is None and getattr(args, "format", None) == "json":
+        show = False
+    return progress.showing(show)
 
 
 def _silence_stdout() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesrank import plots
+from bayesrank import plots, progress
 from bayesrank.errors import BayesrankError, OutputError
 from bayesrank.results.fit import Fit
 from bayesrank.results.io import check_target, write_files
@@ -86,7 +86,7 @@ class Report:
     def figures(self) -> dict[str, dict[str, object]]:
         """Per fit, its figures (matplotlib Figures), made once."""
         if not self._figures:
-            for name, fit in self.fits.items():
+            for name, fit in progress.track(self.fits.items(), "report: figures", len(self.fits)):
                 figs = {"scores": plots.plot_forest(fit, top=self.top),
                         "rank probabilities": plots.plot_rank_probabilities(fit, top=min(self.top, 20)),
                         "match probabilities": plots.plot_match_probabilities(

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from bayesrank import progress
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.memo import remembered
@@ -137,26 +138,28 @@ def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Unit
     p = flat / flat.sum()
     fixed = -np.asarray(observed, dtype=float)
     kept, failed, newton = [], 0, 0
-    for start in range(0, n_boot, BOOTSTRAP_CHUNK):
-        draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
-        for draw in draws:
-            counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
-            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
-            exists, _ = mle_existence(resample)
-            if not exists:
-                failed += 1
-                continue
-            rebound = structure.bind(resample)
-            n = float(counts.sum())
-            est, info = maximise(rebound.logp_dlogp, lambda th, b=rebound: -information(b, th, "observed"),
-                                 theta, n, maxiter, start_hessian=lambda th: fixed,
-                                 information_diagonal=lambda th, b=rebound: information(b, th, "observed",
-                                                                                        diagonal=True))
-            newton += info["newton_iterations"]
-            grad = rebound.logp_dlogp(est)[1]
-            if not np.all(np.isfinite(est)) or np.max(np.abs(grad)) / n > max(BOOTSTRAP_TOL, FINAL_TOL):
-                failed += 1
-                continue
-            kept.append(est)
+    with progress.bar("bootstrap: refitting resamples", n_boot) as shown:
+        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+            draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
+            for draw in draws:
+                shown.advance()
+                counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+                resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
+                exists, _ = mle_existence(resample)
+                if not exists:
+                    failed += 1
+                    continue
+                rebound = structure.bind(resample)
+                n = float(counts.sum())
+                est, info = maximise(rebound.logp_dlogp, lambda th, b=rebound: -information(b, th, "observed"),
+                                     theta, n, maxiter, start_hessian=lambda th: fixed,
+                                     information_diagonal=lambda th, b=rebound: information(b, th, "observed",
+                                                                                            diagonal=True))
+                newton += info["newton_iterations"]
+                grad = rebound.logp_dlogp(est)[1]
+                if not np.all(np.isfinite(est)) or np.max(np.abs(grad)) / n > max(BOOTSTRAP_TOL, FINAL_TOL):
+                    failed += 1
+                    continue
+                kept.append(est)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "newton_iterations": int(newton)}
