@@ -310,7 +310,8 @@ def _add_dml_args(d) -> None:
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
-                                "context, features, model_a (shown first), model_b, winner")
+                                "context, features, model_a (shown first), model_b, winner; or a bundled dataset "
+                                "name (mtbench-judges: one context per question and judge)")
     d.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
     d.add_argument("--features", default="", help="comma-separated numeric context feature columns")
     d.add_argument("--judge-probs", default="", help="comma-separated columns of an LLM judge's category probabilities")
