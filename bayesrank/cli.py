@@ -31,12 +31,11 @@ import typing
 import warnings
 from pathlib import Path
 
+from bayesrank.csvtext import FORMULA_START, csv_text  # noqa: F401 (part of the CLI's interface)
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
 
 #: Where to report internal errors.
 REPORT = "https://github.com/bayesrank/bayesrank/issues"
-#: Leading characters that make a spreadsheet treat a CSV cell as a formula (OWASP).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 #: How a framework field is spelled on the command line when not ``--<field-with-dashes>``.
 FLAGS = {"threshold": "--tie-threshold"}
@@ -670,20 +669,6 @@ def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, e
     if replaced:
         print(f"bayesrank: replaced {', '.join(str(p) for p in replaced)}", file=sys.stderr)
     return replaced
-
-
-def csv_text(frame, **kwargs) -> str:
-    """A table as CSV text with every text cell that a spreadsheet would run as a formula
-    (starting with = + - @, a tab or a carriage return) prefixed with a single quote."""
-    def escape(value):
-        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
-    safe = frame.copy()
-    for col in safe.columns:
-        if safe[col].dtype == object or str(safe[col].dtype) in ("str", "string"):
-            safe[col] = safe[col].astype(object).map(escape)
-    buffer = io.StringIO()
-    safe.to_csv(buffer, index=False, **kwargs)
-    return buffer.getvalue()
 
 
 #: How each interval method is named in the table's header.
