@@ -160,7 +160,8 @@ class PresentationOrder:
     explained : float
         Share of the order (x = +1 when a was shown first, −1 otherwise; weighted by comparisons)
         that differences of item scores reproduce: the weighted R² of x on s_a − s_b. The rest is
-        what a position effect can be estimated from in a model of scores.
+        what a position effect can be estimated from in a model of scores. NaN (as ``shift``)
+        when the order is not confounded with the items.
     items : DataFrame
         ``name, n_comparisons, shown_first`` (share of its comparisons in which the model was
         shown first) and ``shift`` (the change of its score, in logit units per logit of position
@@ -210,7 +211,8 @@ def presentation_order(data: Comparisons) -> PresentationOrder | None:
     if confounded:
         rule = ("alphabetical" if np.all(first_name < other_name) else
                 "reverse alphabetical" if np.all(first_name > other_name) else "per pair")
-    shift, explained = _projection(data, x, n)
+    # what a position preference does to the scores matters where the order follows the items
+    shift, explained = _projection(data, x, n) if confounded else (np.full(m, np.nan), float("nan"))
     firsts = np.bincount(data.a, np.where(x > 0, n, 0.0), m) + np.bincount(data.b, np.where(x < 0, n, 0.0), m)
     per_item = np.bincount(data.a, n, m) + np.bincount(data.b, n, m)
     with np.errstate(invalid="ignore"):
@@ -218,7 +220,8 @@ def presentation_order(data: Comparisons) -> PresentationOrder | None:
                               "shift": shift})
     if np.all(per_item == np.round(per_item)):
         items["n_comparisons"] = per_item.astype(np.int64)
-    items = items.iloc[np.argsort(-shift, kind="stable")].reset_index(drop=True)
+    if confounded:
+        items = items.iloc[np.argsort(-shift, kind="stable")].reset_index(drop=True)
     return PresentationOrder(int(codes.size), int(np.sum(~both)), swapped, confounded, rule, explained, items)
 
 
