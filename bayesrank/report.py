@@ -172,11 +172,15 @@ class Report:
                        "<em>group</em>: models the data cannot order at 95% (each group starts where a model falls "
                        f"below the group's leader with probability ≥ 0.95). {elo_note}</p>")
             out.append(f"<div class='{'ok' if fit.converged else 'warn'}'>{_e(state)}</div>")
+            shown = dict(figures[name])
+            if "Elo ratings" in shown:  # the picture first, then the table
+                out.append(_figure_html(f"{name}: Elo ratings of the top {min(self.top, len(fit.items))}",
+                                        shown.pop("Elo ratings")))
             table = report_parts.board(fit)
             out.append(f"<h3>Leaderboard: all {len(table)} models</h3><p>Click a column's name to sort by it; "
                        + report_parts.csv_link(fit.leaderboard(elo=has_elo(fit.tree)), f"{_slug(name)}-leaderboard.csv")
                        + ".</p>" + report_parts.sortable_table(table))
-            out += [_figure_html(f"{name}: {caption}", fig) for caption, fig in figures[name].items()]
+            out += [_figure_html(f"{name}: {caption}", fig) for caption, fig in shown.items()]
             rates, metrics = report_parts.observed_predicted(fit, self.top)
             out.append("<h3>Observed against predicted</h3><p>Each model's share of wins, losses and ties in the data "
                        "and as the fit predicts them for the same comparisons (%). Over all cells (leaderbot's "
