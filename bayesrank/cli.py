@@ -36,6 +36,7 @@ import typing
 import warnings
 from pathlib import Path
 
+from bayesrank.csvtext import FORMULA_START, csv_text  # noqa: F401 (part of the CLI's interface)
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
 from bayesrank.output.atomic import forget_signals, note_signal, noted_signal, release_reserved, reserve
 from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)
@@ -117,7 +118,10 @@ def _add_data_args(p) -> None:
     p.add_argument("data", help="a file path (read as named: no patterns), '-' for standard input (with "
                                 "--data-format), or a bundled dataset name (see 'bayesrank datasets')")
     p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
-    p.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    p.add_argument("--both-bad-ties", action=argparse.BooleanOptionalAction, default=None,
+                   help="count 'tie (bothbad)' verdicts as ties, or leave them out (default: the input's convention: "
+                        "battle records count them, as Chatbot Arena does; count files and the bundled arena-2024 "
+                        "leave them out, as the leaderbot paper does)")
     p.add_argument("--drop-duplicates", action="store_true",
                    help="count records that repeat an earlier record exactly (same id, models, verdict) once; "
                         "they are reported either way")
@@ -199,11 +203,10 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=SAMPLERS,
-                     help="NUTS implementation (default: for geometry-tuned NUTS numpyro with JAX, else pymc; "
-                          "otherwise nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
+                     help="NUTS implementation (default: pymc, PyMC's own sampler, whatever is installed; numpyro "
+                          "runs on JAX, CPU or GPU), or hmc: "
                           "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
-    fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(fit)
     fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
                      help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
     fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
@@ -237,8 +240,7 @@ def _add_models_args(p, name: str) -> None:
     p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
     p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(p)
     p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
                    help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
     if name == "report":
@@ -263,6 +265,13 @@ def _add_select_rank_args(sel) -> None:
     sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
     sel.add_argument("--sampler", default=None, choices=SAMPLERS, help="loo: sampler (as for fit)")
     sel.add_argument("--format", default="table", choices=("table", "json"))
+    _add_progress_arg(sel)
+
+
+def _add_progress_arg(p) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bars on standard error for NUTS and the other long steps (default: when stderr "
+                        "is a terminal, and never under --format json unless --progress asks)")
 
 
 def _add_demo_args(demo) -> None:
@@ -272,6 +281,7 @@ def _add_demo_args(demo) -> None:
     demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
+    _add_progress_arg(demo)
 
 
 def _add_gars_args(g) -> None:
@@ -301,6 +311,7 @@ def _add_gars_args(g) -> None:
     g.add_argument("--level", type=float, default=0.95, help="interval level")
     g.add_argument("--format", default="table", choices=("table", "json", "csv"))
     g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    _add_progress_arg(g)
 
 
 def _add_dml_args(d) -> None:
@@ -308,7 +319,8 @@ def _add_dml_args(d) -> None:
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
-                                "context, features, model_a (shown first), model_b, winner")
+                                "context, features, model_a (shown first), model_b, winner; or a bundled dataset "
+                                "name (mtbench-judges: one context per question and judge)")
     d.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
     d.add_argument("--features", default="", help="comma-separated numeric context feature columns")
     d.add_argument("--judge-probs", default="", help="comma-separated columns of an LLM judge's category probabilities")
@@ -417,15 +429,23 @@ def _check_models(args, least: int) -> None:
 
 
 def _fits_of(args, data):
+    """The fits of ``--models``; models that will be compared are checked to be comparable first,
+    so that an incomparable pair is refused before any sampling."""
+    from bayesrank import progress
+    from bayesrank.compare import check_comparable
     from bayesrank.results.fit import fit
 
+    frameworks = {spec: framework_from_text(spec) for spec in args.models}
+    if args.method == "nuts" and (args.command == "compare" or len(frameworks) > 1):
+        check_comparable(frameworks, data)
     fits = {}
-    for spec in args.models:
-        framework = framework_from_text(spec)
-        kwargs = (dict(random_seed=args.seed) if args.method == "map" else
-                  dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                       progressbar=args.progress))
-        fits[spec] = fit(framework, data, method=args.method, **kwargs)
+    with progress.bar(f"fitting {len(frameworks)} model(s) by {args.method.upper()}", len(frameworks)) as shown:
+        for spec, framework in frameworks.items():
+            shown.describe(f"fitting {spec} by {args.method.upper()}")
+            kwargs = (dict(random_seed=args.seed) if args.method == "map" else
+                      dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed))
+            fits[spec] = fit(framework, data, method=args.method, **kwargs)
+            shown.advance()
     return fits
 
 
@@ -544,7 +564,9 @@ def cmd_fit(args) -> int:
 
         print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
     elif args.format == "csv":
-        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo else False)))
+        from bayesrank.results.summary import has_elo
+
+        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo and has_elo(result.tree) else False)))
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
@@ -687,8 +709,11 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
     """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
     Elo ratings, rank sets, fragility, style effects and per-category boards)."""
     from bayesrank.results.estimates import too_few_draws
+    from bayesrank.results.summary import has_elo
 
     extra = extra or {}
+    no_elo = elo is not None and not has_elo(result.tree)
+    elo = None if no_elo else elo
     board = result.leaderboard(level, elo if elo is not None else False)
     if styled is not None:
         board = board.join(styled.set_index("name")[["rank_unadjusted", "rank_change"]], on="name")
@@ -718,6 +743,13 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
     if elo is not None:
         anchor = f", {elo.anchor} = {elo.offset:g}" if elo.anchor else f", average model = {elo.offset:g}"
         lines.insert(-1, f"Elo = {elo.scale:.1f} x score{anchor}; {result.framework.scale_note}")
+    if no_elo:
+        lines.insert(-1, f"no Elo ratings: {result.framework.scale_note}")
+    if result.method == "nuts":
+        d = result.diagnostics
+        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
+                         f"{d.get('max_rhat', float('nan')):.3f}, bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
+                         f"{d.get('divergences')} divergences")
     cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
             *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
@@ -730,6 +762,14 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
         lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
                   f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
                   judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
+    if "gamma" in result.framework.reported() and not hja:
+        lines += ["", f"judges: discrimination γ_k ({kind}; lower_log/upper_log: the interval on the log scale)",
+                  result.judges(level).to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    if result.data.judges is not None:
+        shares = result.verdict_shares()[["judge", "n", "a", "b", "tie", "odds_ratio", "follows_position"]]
+        lines += ["", "verdict shares: a = the answer shown first, b = shown second; odds_ratio = the judge's odds "
+                      "of picking the first answer over the median other judge's",
+                  shares.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
     if "rank_sets" in extra:
         rs = extra["rank_sets"]
         lines.append(f"\nrank_set: simultaneous {pct} rank sets (every rank covered at once; critical value "
@@ -812,10 +852,13 @@ def cmd_demo(args) -> int:
 
 def cmd_gars(args) -> int:
     from bayesrank import gars
+    from bayesrank.model.scoring import scheme_of
     from bayesrank.results.fit import Fit
 
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if args.both_bad_ties is None and scheme_of(args.scheme).n_categories == 4:
+        args.both_bad_ties = False  # both-bad ties are a category of their own in this scheme
     data = _load(args)
     if args.fit is not None and (args.model or args.counts_only):
         raise BayesrankError("--fit, --model and --counts-only each name the source of the GARS; pass one of them.")
@@ -939,7 +982,7 @@ def main(argv=None) -> int:
         args.argv = argv
         if getattr(args, "format", "table") == "table":  # text for people: names cannot drive the terminal
             sys.stdout = TerminalStream(stdout)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _progress_setting(args):
             warnings.simplefilter("ignore")
             code = COMMANDS[args.command](args)
         sys.stdout.flush()
@@ -982,6 +1025,18 @@ def _install(signum, handler):
         return signal.signal(signum, handler)
     except (ValueError, TypeError):
         return None
+
+
+def _progress_setting(args):
+    """Progress bars as ``--progress`` / ``--no-progress`` say; without either, off under
+    ``--format json`` (a pipeline) and otherwise when stderr is a terminal
+    (:mod:`bayesrank.progress`)."""
+    from bayesrank import progress
+
+    show = getattr(args, "progress", None)
+    if show is None and getattr(args, "format", None) == "json":
+        show = False
+    return progress.showing(show)
 
 
 def _silence_stdout() -> None:

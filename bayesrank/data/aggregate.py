@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.data.names import column_key, name_warnings, normalised_sql, stripped_sql
+from bayesrank.data import bothbad
 from bayesrank.errors import DataError
 
 #: Outcome labels of Chatbot Arena battle records (column ``winner``).
@@ -84,7 +85,7 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 MAX_COUNT = 2.0**53
 #: Reasons records are left out, as reported in ``Comparisons.dropped``.
 DROP_UNKNOWN = "unknown verdict"
-DROP_BOTHBAD = "both-bad tie (kept apart; both_bad_as_ties=True / --both-bad-ties counts them as ties)"
+DROP_BOTHBAD = bothbad.DROPPED
 DROP_DUPLICATE = "duplicate record (drop_duplicates=True / --drop-duplicates)"
 #: Longest model or judge name (characters): a longer one is text that landed in a name column.
 MAX_NAME_LENGTH = 1000
@@ -674,7 +675,7 @@ def aggregate(
     table: Table,
     shape: str | None = None,
     *,
-    both_bad_as_ties: bool = False,
+    both_bad_as_ties: bool | None = None,
     covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (),
     by: str | None = None,
@@ -691,8 +692,9 @@ def aggregate(
     table : Table
     shape : {"battles", "judgements", "counts"}, optional
         Detected from the columns when None.
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties.
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties; None: the convention of the records' shape (battles yes,
+        counts no: :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns kept as per-cell context covariates.
     contrasts : sequence of str
@@ -716,6 +718,7 @@ def aggregate(
     columns = list(table.columns)
     shape = shape or detect_shape(columns, source)
     require(columns, shape, source)
+    both_bad_as_ties = bothbad.as_ties(shape, both_bad_as_ties)
     covariates = _column_list(covariates, "covariate", table, where)
     contrasts = _column_list(contrasts, "contrast", table, where)
     both = sorted(set(covariates) & set(contrasts))
@@ -872,8 +875,11 @@ def aggregate(
     if total >= MAX_COUNT:
         raise DataError(f"the counts{where} add up to {total:.4g} comparisons, more than 2^53 - 1; "
                         "totals that large cannot be represented exactly.")
-    if not both_bad_as_ties and frame["ties_bothbad"].sum():
-        dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
+    if frame["ties_bothbad"].sum():  # the convention followed, in the accounting
+        if both_bad_as_ties:
+            notes[bothbad.COUNTED] = int(frame["ties_bothbad"].sum())
+        else:
+            dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
     agreement = None
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
@@ -1011,7 +1017,7 @@ def _agreement(table: Table, value: dict, skip: str | None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool = False,
+def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool | None = None,
                       covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "",
                       what: str = "row") -> Cells:
     """Aggregate per-row arrays (a mapping column → values) by the same rules."""

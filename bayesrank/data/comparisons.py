@@ -121,7 +121,7 @@ class Comparisons:
         covariates: Mapping[str, Sequence] | None = None,
         contrasts: Mapping[str, Sequence] | None = None,
         items: Sequence[str] | None = None,
-        both_bad_as_ties: bool = False,
+        both_bad_as_ties: bool | None = None,
         dropped: Mapping[str, int] | None = None,
         source: str = "",
         what: str = "row",
@@ -150,8 +150,9 @@ class Comparisons:
             Rows with identical (pair, judge, position, covariates, contrasts) are aggregated.
         items : sequence of str, optional
             Item order to use (default: sorted names).
-        both_bad_as_ties : bool
-            Count "both bad" ties as ties (default ``False``: the leaderbot paper's convention).
+        both_bad_as_ties : bool, optional
+            Count "both bad" ties as ties (default None: these are counts, whose both-bad ties
+            are left out, the leaderbot paper's convention: :mod:`bayesrank.data.bothbad`).
         dropped : dict, optional
             Comparisons already left out by the caller, carried into the summary.
         source : str

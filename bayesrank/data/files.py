@@ -224,13 +224,13 @@ def _sniff(real: Path, name: str, fmt: str) -> bool:
 
 
 # ---------------------------------------------------------------------- files
-def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False, format: str = "counts") -> Comparisons:
+def read_count_table(path: str | Path, *, both_bad_as_ties: bool | None = None, format: str = "counts") -> Comparisons:
     """Read a count table JSON file (see :func:`from_count_table`); ``.gz`` is decompressed."""
     with opened(path, format) as src:
         return _count_table(src, both_bad_as_ties)
 
 
-def _count_table(src: Source, both_bad_as_ties: bool) -> Comparisons:
+def _count_table(src: Source, both_bad_as_ties: bool | None) -> Comparisons:
     table = parse_json(_read_text(src), src.name)
     if not isinstance(table, Mapping):
         raise DataError(f"{src.name} is not a count table: expected a JSON object with keys 'models', 'X', 'Y'.")
@@ -238,7 +238,7 @@ def _count_table(src: Source, both_bad_as_ties: bool) -> Comparisons:
 
 
 def read(
-    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
@@ -257,8 +257,9 @@ def read(
         ``models``, ``X``, ``Y`` is a count table (``"counts"``); a JSON list of records, one
         record per line (JSONL), or an object of equally long columns holds records, as do
         CSV and Parquet tables.
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties.
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties; None: the input's convention (battle records yes, counts
+        no: :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns of the records to keep as per-cell context covariates.
     contrasts : sequence of str

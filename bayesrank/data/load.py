@@ -21,17 +21,18 @@ from bayesrank.errors import DataError
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 
 
-def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
+def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparisons:
     """Load a bundled dataset by name.
 
     Parameters
     ----------
     name : str
         One of :data:`~bayesrank.data.bundled.DATASETS` (``bayesrank datasets`` lists them).
-    both_bad_as_ties : bool
-        For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
-        paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
-        no both-bad ties.
+    both_bad_as_ties : bool, optional
+        For arena data: count "tie (bothbad)" as ties. Default None: the dataset's own option
+        (:attr:`~bayesrank.data.bundled.BundledDataset.both_bad_as_ties`; ``arena-2024`` keeps the
+        leaderbot paper's convention: 129 models, 3455 pairs, 1,374,996 comparisons). Judge data
+        have no both-bad ties.
 
     Returns
     -------
@@ -39,12 +40,13 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
     """
     path = dataset_path(name)
     with resources.as_file(path) as file:
-        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
+        data = read(file, DATASETS[name].format,
+                    both_bad_as_ties=DATASETS[name].both_bad_as_ties if both_bad_as_ties is None else both_bad_as_ties)
     return replace(data, source=name)
 
 
 def load(
-    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
+    data, *, format: str | None = None, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
@@ -61,8 +63,11 @@ def load(
         the comparisons' warnings say so (rename it to read the bundled dataset).
     format : str, optional
         File format for :func:`~bayesrank.data.files.read` (CLI: ``--data-format``).
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties (ignored for a :class:`Comparisons`).
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties (ignored for a :class:`Comparisons`); None (default): the
+        convention of the input — battle records (raw Arena logs) count them as ties, count
+        records and count tables leave them out, a bundled dataset follows its own option
+        (:mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric record columns to keep as per-cell context covariates.
     contrasts : sequence of str

@@ -2,7 +2,7 @@
 
 With per-cell predictors p_c = (d_c[, h_c]) of the local natural values u_c (kernels in
 :mod:`bayesrank.inference.kernels`) and the affine map nat = c + Bθ
-(:class:`~bayesrank.inference.compiled.NaturalMap`), every matrix here has the form
+(:class:`~bayesrank.inference.natural.NaturalMap`), every matrix here has the form
 
     Bᵀ [ Σ_c J_cᵀ W_c J_c  (+ Σ_c Σ_q g_cq ∇²p_cq) ] B,
 
@@ -237,7 +237,7 @@ class CellDerivatives:
     counts : ndarray, optional
         ``(n, 3)`` counts (zeros when predicting).
     rows, positions, affine : dict, optional
-        The cells' :meth:`~bayesrank.inference.compiled.Structure.local_rows`, a dict in which the
+        The cells' :meth:`~bayesrank.inference.structure.Structure.local_rows`, a dict in which the
         flat matrix positions of their blocks are kept, and one in which every linear predictor's
         value at zero inputs and its Jacobian are kept (:meth:`at`: the bound model's own, made
         once per fit: they do not depend on the values; a linear predictor's second derivatives

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from bayesrank import progress
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.information import Units, information
@@ -123,20 +124,22 @@ def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: n
     total = int(round(flat.sum()))
     p = flat / flat.sum()
     kept, failed, iterations = [], 0, 0
-    for start in range(0, n_boot, BOOTSTRAP_CHUNK):
-        draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
-        for draw in draws:
-            counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
-            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
-            exists, _ = mle_existence(resample)
-            if not exists:
-                failed += 1
-                continue
-            end = maximise(structure.bind(resample), theta, maxiter=maxiter)
-            iterations += end.iterations
-            if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
-                failed += 1
-                continue
-            kept.append(end.theta)
+    with progress.bar("bootstrap: refitting resamples", n_boot) as shown:
+        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+            draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
+            for draw in draws:
+                shown.advance()
+                counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+                resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
+                exists, _ = mle_existence(resample)
+                if not exists:
+                    failed += 1
+                    continue
+                end = maximise(structure.bind(resample), theta, maxiter=maxiter)
+                iterations += end.iterations
+                if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
+                    failed += 1
+                    continue
+                kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}

@@ -25,7 +25,7 @@ from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
-from bayesrank.results.judges import judges
+from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.ranksets import rank_sets, top_set
 
 #: Inference methods of :func:`fit`.
@@ -232,6 +232,16 @@ class Fit:
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
+
+    def verdict_shares(self) -> pd.DataFrame:
+        """Per judge: shares of verdicts for the answer shown first (a), second (b) and ties, and
+        whether the judge follows the position (:func:`bayesrank.data.positions.verdict_shares`)."""
+        return verdict_shares(self.tree)
+
+    def presentation_order(self):
+        """Whether the order of the answers is a function of the items, and what a position
+        preference does to each model's score (:func:`bayesrank.data.positions.presentation_order`)."""
+        return presentation_order(self.tree)
 
     def disagreement(self) -> dict:
         """HJA fits: the disagreement summary (:func:`bayesrank.results.hja.disagreement_summary`)."""

@@ -113,10 +113,10 @@ def _finish(tree: xr.DataTree, table: pd.DataFrame, level: float, elo: bool | El
     """The leaderboard's Elo ratings, observed and predicted rates, order and ranks."""
     if elo is not False:
         ratings = elo_view(tree, level, elo if isinstance(elo, Elo) else None)
-        table = table.join(ratings, on="name")
+        table = table.join(ratings.drop(columns="rank"), on="name")
     observed = data_of(tree).item_totals().reindex(items(tree))
     n = observed["n_comparisons"].to_numpy()
-    table["n_comparisons"] = n
+    table["n_comparisons"] = n.astype(np.int64) if np.all(n == np.round(n)) else n  # counts are whole numbers
     with np.errstate(invalid="ignore", divide="ignore"):
         for col, what in (("win_rate", "wins"), ("tie_rate", "ties"), ("loss_rate", "losses")):
             table[col] = observed[what].to_numpy() / n

@@ -221,7 +221,7 @@ def test_results_without_intervals(arena_fits, tmp_path):
     assert list(points.parameters().columns) == ["parameter", "index", "estimate"]
     items = points.to_json()["items"]
     assert set(items[0]) == {"name", "rank", "score", "elo"}
-    assert list(points.elo().columns) == ["elo"]
+    assert list(points.elo().columns) == ["rank", "elo"]
     for ask in (points.rank_sets, points.rank_distribution, points.top_set):
         with pytest.raises(br.BayesrankError):
             ask()

@@ -175,18 +175,13 @@ def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, smal
     np.testing.assert_allclose(tuned.scores(), adapted.scores(), atol=0.03)
 
 
-def test_default_sampler_fixes_the_step_where_the_geometry_sets_it(monkeypatch):
-    """Geometry-tuned NUTS: numpyro with JAX, else PyMC's sampler (both take a fixed step);
-    otherwise nutpie, PyMC's own choice, when installed."""
+def test_default_sampler_is_the_same_whatever_is_installed(monkeypatch):
+    """PyMC's sampler, with or without JAX, numpyro or nutpie, and for either geometry."""
     from bayesrank.inference import nuts
 
-    installed = {"jax", "numpyro", "nutpie"}
-    monkeypatch.setattr(nuts, "find_spec", lambda name: name if name in installed else None)
-    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("numpyro", "nutpie")
-    installed -= {"jax"}
-    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("pymc", "nutpie")
-    installed -= {"nutpie"}
-    assert nuts.default_sampler(False) == "pymc"
+    for installed in ({"jax", "numpyro", "nutpie"}, {"nutpie"}, set()):
+        monkeypatch.setattr(nuts, "find_spec", lambda name, installed=installed: name if name in installed else None)
+        assert nuts.default_sampler(True) == nuts.default_sampler(False) == "pymc"
 
 
 def test_quarter_period_hmc_needs_whitened_coordinates(small):
