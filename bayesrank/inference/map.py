@@ -46,7 +46,7 @@ from bayesrank.inference.compiled import compiled
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (INFORMATION, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                               complete_screened, information, information_operator, inverse_factor)
-from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
+from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich, sandwich_factor
 from bayesrank.inference.optimize import SINGULAR, gauge_complement, maximise, moved_starts, runs_from_starts
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.model.framework import INTERVALS, Framework
@@ -55,8 +55,9 @@ from bayesrank.model.framework import INTERVALS, Framework
 GRADIENT_TOL = 1e-6
 #: Default iteration cap of L-BFGS-B over all its phases (``fit_map(maxiter=)``).
 MAXITER = 20000
-#: Beyond this many free coordinates a Wald fit on the observed information keeps its covariance as
-#: a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂) — and
+#: Beyond this many free coordinates a Wald or sandwich fit on the observed information keeps its
+#: covariance as a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂)
+#: (the sandwich's from it, :func:`~bayesrank.inference.intervals.sandwich_factor`) — and
 #: never forms Cov(θ̂): standard errors are row norms of B F (:func:`asymptotics.linear_variances`),
 #: draws are θ̂ + F z, and the estimate group stores neither ``theta_cov`` nor the ``<name>_cov``
 #: of :meth:`Framework.covariances` (``attrs["covariance_stored"] = 0``; 10,000 items would
@@ -274,8 +275,8 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
     grad_norm = float(np.max(np.abs(logp_dlogp(theta)[1])) / n)
     # many free coordinates: the covariance stays a factor (below), made in the information's own
     # memory (which nothing else needs then): one n × n array at a time
-    factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald"
-                and chart is None)
+    factored = (structure.n_free > DENSE_COVARIANCE_MAX and kind == "observed"
+                and intervals in ("wald", "sandwich") and chart is None)
     # an information with non-finite entries: the estimate sits where a cell's curvature
     # overflows (a tie threshold run out to where its tie probability underflows to zero)
     finite_information = bool(np.all(np.isfinite(observed)))
@@ -326,13 +327,16 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         try:
             if factored:  # the information's Cholesky factor inverted in place: no n × n covariance
                 cov_factor = inverse_factor(factor, n)
+                if intervals == "sandwich":  # kept a factor too (intervals.sandwich_factor)
+                    cov_factor = sandwich_factor(bound, theta, cov_factor,
+                                                 comparison_units(framework, data, prepared, weights))
             elif kind == "observed" and factor is not None:  # the Cholesky factor is at hand
                 cov = cholesky_inverse(factor) / n
             else:
                 cov = cholesky_inverse(cho_factor(info))
             inverse = cov if chart is None else None  # (I⁻¹ itself: the sandwich's bread)
             cov = cov if chart is None or cov is None else chart @ cov @ chart.T
-            if intervals == "sandwich":
+            if intervals == "sandwich" and not factored:
                 units = comparison_units(framework, data, prepared, weights)
                 cov = sandwich(bound, theta, observed, units, chart, bread=inverse)
         except np.linalg.LinAlgError:
@@ -368,7 +372,7 @@ def _fit_map(framework, data, maxiter, n_draws, random_seed, init, kind, interva
         se, cross, sample = {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}
     elif cov_factor is not None:
         se, cross = asymptotics.delta_method(structure, theta, cov_factor, {})
-        sample = asymptotics.draws(structure, theta, cov_factor, n_draws, rng, upper=True)
+        sample = asymptotics.draws(structure, theta, cov_factor, n_draws, rng, upper=intervals == "wald")
     elif mle_exists and cov is not None and np.all(np.isfinite(cov)):
         if boot is not None:
             se, cross, sample = asymptotics.replicates(structure, thetas, tuple(covariances))
