@@ -117,6 +117,7 @@ def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Un
     sandwich.
     """
     meat = information(bound, theta, "scores", units=units)
+    meat = meat.T if meat.flags.c_contiguous else meat  # symmetric: the Fortran-ordered view, factored in place
     try:
         root = cholesky(meat, lower=True, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError:  # M is positive semi-definite only
@@ -124,10 +125,11 @@ def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Un
                                check_finite=False)
         root = vectors * np.sqrt(np.clip(values, 0.0, None))
     del meat
-    upper = np.asfortranarray(wald)
     root = np.asfortranarray(root)
-    root = blas.dtrmm(1.0, upper, root, lower=0, trans_a=1, overwrite_b=1)  # Uᵀ R
-    return blas.dtrmm(1.0, upper, root, lower=0, trans_a=0, overwrite_b=1)  # U Uᵀ R
+    # U itself, or (C-ordered) its transpose as a Fortran-ordered lower triangle: no copy either way
+    a, lower = (wald, 0) if wald.flags.f_contiguous else (np.asfortranarray(wald.T), 1)
+    root = blas.dtrmm(1.0, a, root, lower=lower, trans_a=1 - lower, overwrite_b=1)  # Uᵀ R
+    return blas.dtrmm(1.0, a, root, lower=lower, trans_a=lower, overwrite_b=1)  # U Uᵀ R
 
 
 def bootstrap(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units, n_boot: int,
