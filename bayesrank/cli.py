@@ -23,7 +23,6 @@ control characters in names as escapes (:mod:`bayesrank.output.text`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import io
 import json
@@ -895,10 +894,13 @@ def _check_policy_out(args) -> None:
     if args.budget is None:
         raise ModelSpecError("--policy-out writes the labelling policy, which needs --budget.")
     target = args.policy_out
-    with contextlib.suppress(OSError):
-        if args.data != "-" and target.exists() and Path(args.data).exists() and os.path.samefile(target, args.data):
-            raise OutputError(f"--policy-out {target} is the input file {args.data}; choose another file (it is "
-                              "never replaced, even with --force).")
+    try:
+        same = args.data != "-" and target.exists() and Path(args.data).exists() and os.path.samefile(target, args.data)
+    except OSError:  # either cannot be looked at: the claim below says why for the output
+        same = False
+    if same:
+        raise OutputError(f"--policy-out {target} is the input file {args.data}; choose another file (it is "
+                          "never replaced, even with --force).")
     reserve([target], args.force)
 
 

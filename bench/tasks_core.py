@@ -297,12 +297,15 @@ def _bt_peers(data):
 
 
 # ====================================================================== many items
-def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, repeats: int = 3) -> dict:
+def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, repeats: int = 3,
+                 ties: str = "drop") -> dict:
     """Synthetic Bradley–Terry with m items (random pairs, ``pairs_per_item`` × m of them,
     ``per_pair`` comparisons each): a warm MAP fit with intervals (median wall and CPU seconds of
     ``repeats`` after a first, compiling fit), the leaderboard and the JSON, this process's peak
     RSS (measured before any peer runs), whether the tree holds an item × item array; peers on
-    the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items)."""
+    the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items). ``ties``: the
+    framework's ties option — ``"drop"`` fits with Wald intervals, ``"half"`` (the default
+    framework) with its default, the sandwich."""
     import choix
     import evalica
     import numpy as np
@@ -320,7 +323,7 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     wins = rng.binomial(per_pair, p)
     names = np.array([f"m{k:05d}" for k in range(m)], dtype=object)
     data = br.Comparisons.from_cells(names[a], names[b], wins, per_pair - wins)
-    fw = br.BradleyTerry(ties="drop")
+    fw = br.BradleyTerry(ties=ties)
     rss0 = maxrss_mib()
     t_first, fit = timed(lambda: br.fit(fw, data))
     walls, cpus = [], []
@@ -357,7 +360,8 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
         peer = summary(timed(lambda: choix.ilsr_pairwise_dense(comp, max_iter=1000, tol=1e-10))[0]
                        for _ in range(repeats))
     ev = ev - ev.mean()
-    return {"m": m, "cells": data.n_cells, "first_seconds": t_first, "warm": summary(walls), "warm_cpu": summary(cpus),
+    return {"m": m, "ties": ties, "interval_method": fit.interval_method, "cells": data.n_cells,
+            "first_seconds": t_first, "warm": summary(walls), "warm_cpu": summary(cpus),
             "leaderboard_seconds": t_board, "leaderboard_cpu": cpu_board, "json_seconds": t_json,
             "evalica_bt": evalica_times, "choix_ilsr": peer,
             "evalica_max_abs_diff": float(np.max(np.abs(ev - (s_hat - s_hat.mean())))),
@@ -546,6 +550,8 @@ SUITE = [
     {"task": "warm", "args": {"repeats": 15}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     {"task": "everyday", "args": {"repeats": 9}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     *({"task": "scaling", "args": {"m": m}, "timeout": 3600, "quick": m <= 2000} for m in (20, 100, 500, 2000, 5000, 10000)),
+    # the default framework (ties as halves: sandwich intervals) on the same counts, beside Wald
+    *({"task": "scaling", "args": {"m": m, "ties": "half"}, "timeout": 3600, "quick": m == 2000} for m in (2000, 10000)),
     # the default (geometry-tuned: numpyro with JAX, which the bench extra installs), then each by name
     *({"task": "nuts", "args": {"sampler": None, "seed": seed}, "timeout": 3600, "quick": seed == 1}
       for seed in (1, 2)),
@@ -645,14 +651,14 @@ def report(results: dict) -> list[str]:
                   "after centring: " + ", ".join(f"{k.removeprefix('bt_max_abs_diff_')} {v:.1e}" for k, v in r.items()
                                                  if k.startswith("bt_max_abs_diff_")) + ".", ""]
     scal = results.get("scaling") or {}
-    rows = sorted((r for rs in scal.values() for r in rs if "error" not in r), key=lambda r: r["m"])
+    rows = sorted((r for rs in scal.values() for r in rs if "error" not in r), key=lambda r: (r["m"], r.get("ties", "drop")))
     if rows:
         lines += ["### Many items: synthetic Bradley–Terry (10 random pairs per item, 100 comparisons per pair)", "",
                   "Each size in its own process (peak RSS is that process's, before any peer ran); one BLAS thread.", "",
-                  "| items | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
+                  "| items | intervals | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
                   "| choix ILSR (points) | first fit | peak RSS | covariance | converged | intervals | load average at the end (1 / 5 / 15 min) |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {r['m']} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['m']} | {r.get('interval_method', 'wald')} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt(r.get('leaderboard_seconds'), '{:.3f} s')} | {fmt(r.get('json_seconds'), '{:.2f} s')} | "
                   f"{fmt((r.get('evalica_bt') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt((r.get('choix_ilsr') or {}).get('median'), '{:.3f} s')} | {r['first_seconds']:.2f} s | "

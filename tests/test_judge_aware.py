@@ -174,6 +174,31 @@ def test_aligned_judges_mle_exists():
     assert out["mle_exists"] and out["degenerate_judges"] == []
 
 
+def _plus_judge(data, name, verdicts):
+    """``data`` and one more judge with the given (winner, loser) verdicts."""
+    f = data.to_frame()
+    extra = pd.DataFrame({"model_a": [w for w, _ in verdicts], "model_b": [l for _, l in verdicts],
+                          "judge": name, "wins_a": 1.0, "wins_b": 0.0})
+    f = pd.concat([f, extra], ignore_index=True)
+    return Comparisons.from_cells(f.model_a, f.model_b, f.wins_a, f.wins_b, judge=f.judge)
+
+
+@pytest.mark.parametrize("verdicts", [[("m0", "m1")], [("m0", "m4"), ("m2", "m3"), ("m1", "m2")]])
+def test_judge_agreeing_in_every_verdict_has_no_mle(verdicts):
+    """A judge whose few verdicts all follow the score order has γ̂ = +∞ (its likelihood → 1 as
+    γ → ∞, the others' unchanged): no MLE, no estimates, the judge named; with one verdict
+    against the order its γ is finite and the MLE exists again."""
+    base = simulate(S_TRUE, [1.5, 1.0, 2.0, 0.6], seed=3)
+    fit = br.fit(JudgeAware(), _plus_judge(base, "lonely", verdicts))
+    out = fit.diagnostics
+    assert out["mle_exists"] is False and not fit.converged
+    assert out["degenerate_judges"] == ["lonely"] and "lonely" in out["recommendation"]
+    assert fit.scores().isna().all()
+    assert any("lonely" in w and "does not exist" in w for w in fit.warnings)
+    mixed = br.fit(JudgeAware(), _plus_judge(base, "lonely", verdicts + [("m1", "m0"), ("m0", "m1")]))
+    assert mixed.diagnostics["mle_exists"] and mixed.converged
+
+
 # ---------------------------------------------------------------------- position bias
 def test_position_bias_recovered():
     delta = np.array([0.5, -0.3, 0.0, 0.8])

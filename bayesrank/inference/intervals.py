@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.linalg import blas, cholesky, eigh
 
 from bayesrank import progress
 from bayesrank.data.checks import mle_existence
@@ -92,6 +93,33 @@ def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units
     cov = bread @ meat @ bread
     cov = cov if chart is None else chart @ cov @ chart.T
     return 0.5 * (cov + cov.T)
+
+
+def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Units) -> np.ndarray:
+    """F with F Fᵀ = I⁻¹ M I⁻¹, the sandwich of :func:`sandwich` as a factor, for the large-model
+    path where no n × n covariance is formed (:data:`bayesrank.inference.map.DENSE_COVARIANCE_MAX`).
+
+    ``wald`` is the upper-triangular U with U Uᵀ = I⁻¹ (:func:`~bayesrank.inference.information.inverse_factor`);
+    with R Rᵀ = M (Cholesky, or the eigen-decomposition's V √Λ when M is only semi-definite),
+    F = U (Uᵀ R): the same covariance, from one Cholesky factorisation and two triangular
+    products (LAPACK/BLAS trmm, in place) — the order of work and memory of the Wald path, with
+    at most two n × n arrays alive, instead of the inverse and two dense products of the whole
+    sandwich.
+    """
+    meat = information(bound, theta, "scores", units=units)
+    meat = meat.T if meat.flags.c_contiguous else meat  # symmetric: the Fortran-ordered view, factored in place
+    try:
+        root = cholesky(meat, lower=True, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError:  # M is positive semi-definite only
+        values, vectors = eigh(information(bound, theta, "scores", units=units), overwrite_a=True,
+                               check_finite=False)
+        root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    del meat
+    root = np.asfortranarray(root)
+    # U itself, or (C-ordered) its transpose as a Fortran-ordered lower triangle: no copy either way
+    a, lower = (wald, 0) if wald.flags.f_contiguous else (np.asfortranarray(wald.T), 1)
+    root = blas.dtrmm(1.0, a, root, lower=lower, trans_a=1 - lower, overwrite_b=1)  # Uᵀ R
+    return blas.dtrmm(1.0, a, root, lower=lower, trans_a=lower, overwrite_b=1)  # U Uᵀ R
 
 
 def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: np.random.Generator,

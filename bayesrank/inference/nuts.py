@@ -355,7 +355,17 @@ def sampling_warnings(diag: dict) -> list[str]:
                                     if diag.get("geometry_tuned") else "")
             + "raise target_accept (e.g. 0.99; CLI: --target-accept) or simplify the model."
         )
-    if not diag["max_rhat"] <= RHAT_MAX:
+    if diag.get("chains", 2) < 2:
+        out.append(
+            "r_hat compares chains and this run has one, so convergence is unchecked (not reported as "
+            "converged); sample two or more chains (chains=4; CLI: --chains 4)."
+        )
+    elif diag["max_rhat"] != diag["max_rhat"]:
+        out.append(
+            "r_hat could not be computed (too few draws per chain), so convergence is unchecked (not "
+            "reported as converged); draw more samples."
+        )
+    elif not diag["max_rhat"] <= RHAT_MAX:
         out.append(
             f"r_hat up to {diag['max_rhat']:.3f} (> {RHAT_MAX}): the chains disagree; run longer "
             "(more tune and draws) before trusting the posterior."

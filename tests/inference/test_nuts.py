@@ -263,3 +263,23 @@ def test_nuts_agrees_with_map_for_every_paired_framework(large, framework, sampl
                                        br.HJA(rank=1)], ids=lambda f: f.label)
 def test_nuts_agrees_with_map_for_the_judge_frameworks(framework, sampler):
     _agreement(framework, br.load("mtbench-judges"), sampler)
+
+
+@pytest.mark.parametrize("chains", [1, 4])
+def test_one_chain_is_unchecked_not_chains_disagreeing(chains):
+    """r̂ compares chains: a one-chain run is called unchecked, never "the chains disagree",
+    and is not reported as converged; well-mixed chains raise no r̂ warning."""
+    import arviz as az
+
+    from bayesrank.inference.nuts import sampling_diagnostics, sampling_warnings
+
+    rng = np.random.default_rng(0)
+    tree = az.from_dict({"posterior": {"x": rng.normal(size=(chains, 2000))},
+                         "sample_stats": {"diverging": np.zeros((chains, 2000), bool)}})
+    diag = sampling_diagnostics(tree, ["x"])
+    rhat = [w for w in sampling_warnings(diag) if "r_hat" in w]
+    assert not any("disagree" in w for w in rhat)
+    if chains == 1:
+        assert len(rhat) == 1 and "one" in rhat[0] and not diag["converged"]
+    else:
+        assert rhat == [] and diag["converged"]
