@@ -51,8 +51,11 @@ def output_text(nb) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_notebook_runs_and_shows_its_results(name):
+    """Executed again in a kernel (slow: real sampling; ``make notebooks`` commits the outputs,
+    which the default tier checks below)."""
     assert (NOTEBOOKS / f"{name}.ipynb").exists()
     nb = executed(name)
     code = [c for c in nb.cells if c.cell_type == "code"]

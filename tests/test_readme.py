@@ -5,7 +5,13 @@ Python blocks run in order in one namespace; each shell block runs as one ``bash
 (as a user pastes it: later lines use the files earlier lines wrote) with the package's own
 command on the PATH. Both run in a temporary directory. The two set-up commands (``make demo``,
 ``make test``) are what CI itself runs, so they are the only lines left out.
+
+The default tier runs every block with NUTS shortened to :data:`SHORT` draws and tuning steps
+(the code paths are the same; only the number of iterations differs); the slow tier runs them
+as written and checks that every NUTS example converges.
 """
+
+import functools
 
 import json
 import os
@@ -27,13 +33,38 @@ def blocks(language: str, page: Path = README) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", page.read_text(), flags=re.S)
 
 
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
+#: Draws and tuning steps of every NUTS run in the default tier.
+SHORT = 50
+#: The tiers: (id, shortened) — the full runs are slow.
+TIERS = [pytest.param(True, id="short"), pytest.param(False, id="as-written", marks=pytest.mark.slow)]
+
+
+def shorten_nuts(monkeypatch) -> None:
+    """Every ``br.fit(..., method="nuts")`` of this test runs :data:`SHORT` draws and tuning steps."""
+    from bayesrank.results import fit as fit_module
+
+    full = fit_module.METHODS["nuts"]
+
+    @functools.wraps(full)
+    def short(*args, **kwargs):
+        return full(*args, **{**kwargs, "draws": min(kwargs.get("draws", 1000), SHORT),
+                              "tune": min(kwargs.get("tune", 1000), SHORT)})
+
+    monkeypatch.setitem(fit_module.METHODS, "nuts", short)
+
+
+@pytest.mark.parametrize("short", TIERS)
+def test_readme_python_blocks_run(tmp_path, monkeypatch, short):
     monkeypatch.chdir(tmp_path)
+    if short:
+        shorten_nuts(monkeypatch)
     namespace: dict = {}
     code = blocks("python")
     assert code, "the README has Python examples"
     for k, block in enumerate(code):
         exec(compile(block, f"README.md python block {k}", "exec"), namespace)
+    if short:
+        return
     # the README's posteriors are converged: an example teaches what a trustworthy fit looks like
     for name, fit in _nuts_fits(namespace):
         d = fit.diagnostics
@@ -41,10 +72,13 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
                                f"{d['min_ess_bulk']:.0f}/{d['min_ess_tail']:.0f}, {d['divergences']} divergences)")
 
 
+@pytest.mark.parametrize("short", TIERS)
 @pytest.mark.parametrize("page", GUIDE, ids=[p.stem for p in GUIDE])
-def test_guide_python_blocks_run(tmp_path, monkeypatch, page):
+def test_guide_python_blocks_run(tmp_path, monkeypatch, page, short):
     """Each page of the user guide (docs/guide) runs as the README does: its Python blocks in order."""
     monkeypatch.chdir(tmp_path)
+    if short:
+        shorten_nuts(monkeypatch)
     namespace: dict = {}
     for k, block in enumerate(blocks("python", page)):
         exec(compile(block, f"{page.name} python block {k}", "exec"), namespace)
@@ -65,13 +99,25 @@ SHELL_BLOCKS = [block for block in blocks("bash")
                 if any(line.strip() and not line.startswith(SETUP) for line in block.splitlines())]
 
 
+def shortened(line: str) -> str:
+    """A command line with its NUTS run shortened to :data:`SHORT` draws and tuning steps."""
+    if "--method nuts" not in line and not line.lstrip().startswith("bayesrank compare"):
+        return line
+    line = re.sub(r"--(draws|tune) \d+", "", line)
+    return f"{line.rstrip()} --draws {SHORT} --tune {SHORT}"
+
+
+@pytest.mark.parametrize("short", TIERS)
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=[b.strip().splitlines()[0][:60] for b in SHELL_BLOCKS])
-def test_readme_shell_blocks_run(tmp_path, block):
-    script = "\n".join(line for line in block.splitlines() if not line.startswith(SETUP))
+def test_readme_shell_blocks_run(tmp_path, block, short):
+    lines = [line for line in block.splitlines() if not line.startswith(SETUP)]
+    script = "\n".join(shortened(line) if short else line for line in lines)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=1800)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    if short:
+        return
     for line in proc.stdout.splitlines():  # the JSON of a NUTS fit says it converged
         if line.startswith('{"framework"') and '"method": "nuts"' in line:
             assert json.loads(line)["converged"], f"a NUTS example of the README is not converged: {line[:300]}"
