@@ -171,6 +171,7 @@ def connection() -> Iterator[duckdb.DuckDBPyConnection]:
     con = duckdb.connect(config={"temp_directory": scratch})
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets there is no bar to switch off
         con.execute("SET enable_progress_bar = false")
+    con.execute("SET TimeZone = 'UTC'")  # a timestamp without an offset is UTC, whatever the machine's zone
     try:
         yield con
     finally:
@@ -426,6 +427,38 @@ def _label(table: Table, name: str) -> str:
     return "NULL"
 
 
+#: Calendar periods a time column is grouped by (``period=``; CLI ``--period``): DuckDB's
+#: ``date_trunc`` units, whose weeks start on Monday (ISO 8601).
+PERIODS = ("day", "week", "month")
+
+
+def _moment(table: Table, name: str) -> tuple[str, str]:
+    """A date or timestamp column as a UTC ``TIMESTAMP``: (SQL of its value, NULL where the value is
+    neither; SQL of its raw text for messages). Text is read as ISO 8601 (a date, or a date and time
+    with an optional UTC offset; without one it is UTC); a number is Unix time in seconds (the arena
+    logs' ``tstamp``); date and timestamp columns keep their value."""
+    col, kind = table.column(name), table.columns[name]
+    raw = f"CAST({col} AS VARCHAR)"
+
+    def text(t):
+        return (f"(CASE WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN to_timestamp(TRY_CAST({t} AS DOUBLE)) "
+                f"ELSE TRY_CAST({t} AS TIMESTAMPTZ) END) AT TIME ZONE 'UTC'")
+
+    if kind == "VARCHAR":
+        return text(f"trim({col})"), raw
+    if _is_number_type(kind):
+        return f"to_timestamp(CAST({col} AS DOUBLE)) AT TIME ZONE 'UTC'", raw
+    if kind == "JSON":
+        t = f"json_type({col})"
+        return (f"(CASE WHEN {t} IN {_JSON_NUMBERS} THEN to_timestamp(CAST({col} AS DOUBLE)) AT TIME ZONE 'UTC' "
+                f"WHEN {t} = 'VARCHAR' THEN {text(f"trim({col} ->> '$')")} END)"), raw
+    if kind.startswith("TIMESTAMP WITH TIME ZONE") or kind == "TIMESTAMPTZ":
+        return f"({col} AT TIME ZONE 'UTC')", raw
+    if kind.startswith("TIMESTAMP") or kind == "DATE":
+        return f"CAST({col} AS TIMESTAMP)", raw
+    return "CAST(NULL AS TIMESTAMP)", raw
+
+
 # ---------------------------------------------------------------------- shapes
 def detect_shape(columns: Sequence[str], source: str = "") -> str:
     """The record shape of a table from its columns (see :data:`SHAPES`).
@@ -474,7 +507,7 @@ class Cells:
     Attributes
     ----------
     frame : DataFrame
-        ``model_a, model_b[, judge][, first][, covariate:<name> …][, contrast:<name> …], wins_a, wins_b, ties,
+        ``model_a, model_b[, judge][, first][, period][, covariate:<name> …][, contrast:<name> …], wins_a, wins_b, ties,
         ties_bothbad``: one row per cell with at least one used record (pairs × judges ×
         positions, never records).
     records : int
@@ -492,6 +525,7 @@ class Cells:
     dropped: dict[str, int]
     notes: dict[str, int]
     agreement: pd.DataFrame | None = None
+    period_unit: str = ""
 
 
 @dataclass
@@ -510,6 +544,8 @@ def aggregate(
     covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (),
     by: str | None = None,
+    time_column: str | None = None,
+    period: str = "week",
     what: str = "record",
 ) -> Cells:
     """Validate the records of ``table`` and aggregate them into cells in one DuckDB pass.
@@ -532,6 +568,12 @@ def aggregate(
     by : str, optional
         A category column (language, task type) grouping battle or count records; it takes
         the place of the judge (``judge`` of counts). Judge records are grouped by judge.
+    time_column : str, optional
+        A date or timestamp column (:func:`_moment`); the records are grouped into calendar
+        periods by it, and each cell carries the start of its period (column ``period``, an
+        ISO date). Every record needs one: a value that is neither is refused, naming it.
+    period : {"day", "week", "month"}
+        The calendar period of ``time_column`` (weeks start on Monday, ISO 8601).
     what : str
         What a record is called in messages ("record", "row", "pair").
 
@@ -551,6 +593,11 @@ def aggregate(
         if missing:
             raise DataError(f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "
                             f"(columns: {', '.join(columns)}).")
+    if time_column is not None:
+        if period not in PERIODS:
+            raise DataError(f"period={period!r} is not a calendar period; use one of {', '.join(PERIODS)}.")
+        if time_column not in table.columns:
+            raise DataError(f"time column {time_column!r} not found{where} (columns: {', '.join(columns)}).")
     if by is not None:
         if shape == "judgements":
             raise DataError(f"by={by!r}: judge records are grouped by their judge already; "
@@ -597,6 +644,10 @@ def aggregate(
             value["ties_bothbad"] = "0.0"
             skip = f"coalesce({label} = 'unknown', false)"
         value["first"] = "0"  # model_a is the answer shown first
+    if time_column is not None:
+        moment, raw = _moment(table, time_column)
+        value["period"] = f"strftime(date_trunc({_lit(period)}, {moment}), '%Y-%m-%d')"
+        checks.append(_Check(time_column, raw, f"{value['period']} IS NULL", "time"))
     for name in covariates:
         number, raw, rules = _number(table, name)
         value[f"covariate:{name}"] = number
@@ -616,7 +667,7 @@ def aggregate(
         source, weight = table.sql, "1"
     else:
         used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
-                or c == judge_column or c in covariates or c in contrasts]
+                or c == judge_column or c == time_column or c in covariates or c in contrasts]
         source = f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r GROUP BY ALL"
         weight = "_n"
     inner = [f"{expr} AS {_q(key)}" for key, expr in value.items()]
@@ -626,6 +677,7 @@ def aggregate(
     inner.append(f"{weight} AS _n")
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
+        + (["period"] if time_column is not None else []) \
         + [_q(f"covariate:{k}") for k in covariates] + [_q(f"contrast:{k}") for k in contrasts]
     outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
              f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
@@ -633,6 +685,8 @@ def aggregate(
         outer.append("judge")
     if "first" in value:
         outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
+    if time_column is not None:
+        outer.append("period")
     outer += [_q(f"covariate:{k}") for k in covariates]
     outer += [f"CASE WHEN {flip} THEN -{_q(f'contrast:{k}')} ELSE {_q(f'contrast:{k}')} END AS {_q(f'contrast:{k}')}"
               for k in contrasts]
@@ -681,7 +735,7 @@ def aggregate(
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(list(frame.columns[: len(keys)]), kind="stable").reset_index(drop=True)
-    return Cells(frame, n_records, dropped, notes, agreement)
+    return Cells(frame, n_records, dropped, notes, agreement, period if time_column is not None else "")
 
 
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:
@@ -723,6 +777,10 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
     if problem == "first":
         return (f"{head}: column 'first' is {_shown(value)}; use 'a' or 0 (model_a shown first) or 'b' or 1 "
                 "(model_b shown first).")
+    if problem == "time":
+        return (f"{head}: time column '{column}' = {_shown(value)} is not a date or timestamp ({n} such {what}s); "
+                "write ISO 8601 dates or timestamps (2024-03-05, 2024-03-05T14:30:00Z) or Unix seconds, or "
+                f"remove the {what}.")
     if problem in ("covariate", "contrast"):
         return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")

@@ -56,7 +56,7 @@ def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Com
 # ---------------------------------------------------------------------- files
 def read(
     path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None,
+    contrasts: Sequence[str] = (), by: str | None = None, time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -80,6 +80,9 @@ def read(
         Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     by : str, optional
         Category column grouping battle or count records (see :func:`from_frame`).
+    time_column, period : str
+        A date or timestamp column and the calendar period grouping the records by it
+        (:func:`~bayesrank.data.records.from_frame`).
 
     Raises
     ------
@@ -92,8 +95,12 @@ def read(
     fmt = _format(path, format)
     source = str(path)
     if fmt == "counts":
+        if time_column is not None:
+            raise DataError(f"{path} is a count table without record columns, so time_column={time_column!r} "
+                            "cannot apply; pass the records with their dates instead.")
         return read_count_table(path, both_bad_as_ties=both_bad_as_ties)
-    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by, source=source)
+    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by, source=source,
+              time_column=time_column, period=period)
     with connection() as con:
         if fmt == "csv":
             return from_table(table_from_csv(con, path, source), **kw)
@@ -109,6 +116,9 @@ def read(
             raise DataError(f"{path}: expected a list of records (JSON objects), got {type(content).__name__}.")
         frame = _json_object_frame(content, path)
         if frame is None:
+            if time_column is not None:
+                raise DataError(f"{path} is a count table without record columns, so time_column={time_column!r} "
+                                "cannot apply; pass the records with their dates instead.")
             return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=source)
         return from_table(table_from_frame(con, frame, source), **kw)
 

@@ -44,7 +44,7 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
 
 def load(
     data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None,
+    contrasts: Sequence[str] = (), by: str | None = None, time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -68,6 +68,12 @@ def load(
     by : str, optional
         A category column (language, task type) grouping battle or count records, for the
         per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
+    time_column : str, optional
+        A date or timestamp column of the records (ISO 8601 text, Unix seconds, or a date type):
+        the records are grouped into calendar periods, for ratings over time
+        (:class:`~bayesrank.model.dynamic.Dynamic`).
+    period : {"day", "week", "month"}
+        The calendar period of ``time_column`` (weeks start on Monday, ISO 8601).
 
     Returns
     -------
@@ -81,18 +87,22 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, time_column, period)
 
 
-def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, time_column, period) -> Comparisons:
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                          by=by)
+                          by=by, time_column=time_column, period=period)
     if isinstance(data, Mapping):
+        if time_column is not None:
+            raise DataError(f"a count table has no record columns, so time_column={time_column!r} cannot apply; "
+                            "pass the records with their dates instead.")
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
         if isinstance(data, str) and data in DATASETS:
-            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by)) if v]
+            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by),
+                                                 ("time_column", time_column)) if v]
             if asked:
                 raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
                                 f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")
@@ -100,7 +110,7 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Compar
         path = Path(data).expanduser()
         if path.exists():
             return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                        by=by)
+                        by=by, time_column=time_column, period=period)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."

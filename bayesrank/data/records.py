@@ -48,20 +48,21 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 # ---------------------------------------------------------------------- records
 def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool = False,
                covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-               source: str = "") -> Comparisons:
+               source: str = "", time_column: str | None = None, period: str = "week") -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
     (the shape is detected from the columns when not given)."""
     shape = shape or detect_shape(list(table.columns), table.source)
     cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                      by=by, what="row" if shape == "counts" else "record")
+                      by=by, time_column=time_column, period=period, what="row" if shape == "counts" else "record")
     return Comparisons.from_aggregate(cells, source=source)
 
 
-def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None) -> Comparisons:
+def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None, time_column=None,
+          period="week") -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
         return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                          contrasts=contrasts, by=by, source=source)
+                          contrasts=contrasts, by=by, source=source, time_column=time_column, period=period)
 
 
 def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
@@ -157,7 +158,8 @@ def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str]
 
 
 def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-               by: str | None = None, source: str = "") -> Comparisons:
+               by: str | None = None, source: str = "", time_column: str | None = None,
+               period: str = "week") -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -179,6 +181,11 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
+    time_column : str, optional
+        A date or timestamp column grouping the records into calendar periods
+        (:func:`~bayesrank.data.aggregate.aggregate`): ISO 8601 text, Unix seconds, or a date type.
+    period : {"day", "week", "month"}
+        The calendar period (weeks start on Monday).
 
     Raises
     ------
@@ -186,7 +193,7 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, time_column, period)
 
 
 # ---------------------------------------------------------------------- count tables
