@@ -1,0 +1,452 @@
+"""The fast path of a time fit (:class:`~bayesrank.model.dynamic.Dynamic`): expectation propagation for
+the jumps' spike-and-slab prior, a Laplace approximation of the likelihood, the slab scale and the
+change rate by empirical Bayes.
+
+The model is the spike-and-slab local level of :mod:`bayesrank.model.dynamic`: raw scores r with
+jumps j = D r between an item's consecutive periods with battles, each jump from the slab N(0, σ²)
+(a change) with probability ρ or from the spike N(0, (κσ)²) (no change). The posterior is
+approximated by a Gaussian q(r): each jump's mixture prior is replaced by a Gaussian *site*
+exp(−½ τ_k j_k² + ν_k j_k) fitted by expectation propagation (Minka, "Expectation propagation for
+approximate Bayesian inference", UAI 2001; for spike-and-slab priors Hernández-Lobato, Hernández-Lobato
+& Dupont, "Generalized spike-and-slab priors for Bayesian group feature selection using expectation
+propagation", JMLR 2013, §3), and the likelihood, which is not Gaussian, by its Laplace approximation
+at the mode. Iterated to a fixed point:
+
+1. **mode and curvature**: r̂ maximises ℓ(r) − ½ Σ_k τ_k (D r)_k² + Σ_k ν_k (D r)_k — Newton's method
+   with a backtracking line search (Nocedal & Wright, *Numerical Optimization*, 2006, Alg. 3.1), the
+   exact Hessian from the engine's per-cell derivatives (:mod:`bayesrank.inference.information`) plus
+   the sites' Dᵀ diag(τ) D; q(r) = N(r̂, H⁻¹) with H that negative Hessian. Ordered by period, H is
+   banded but for the global tie threshold, so it is factored in O(n p²)
+   (:mod:`bayesrank.inference.banded`), never as a dense matrix;
+2. **sites**: for each jump, its marginal N(μ_k, v_k) under q(r) (v_k from Takahashi's band of H⁻¹)
+   without its own site is the *cavity* — what the comparisons and the other jumps say about j_k;
+   the cavity times the mixture prior is a two-component Gaussian mixture, whose slab weight is
+   P(change), q_k, and whose mean and variance the new site matches (damped by :data:`DAMPING`; a site
+   whose match would have a negative precision keeps its value, as is usual in EP);
+3. **hyperparameters** (empirical Bayes, an EM step on the sites' mixtures): ρ = mean of q_k (within
+   [1/(10K), ½] for K jumps) and σ² = Σ_k (q_k E₁ j_k² + (1 − q_k) E₀ j_k² / κ²) / K, with E_c j_k² the
+   second moment of j_k under component c of its mixture.
+
+Because q_k reads the cavity, a jump's own prior never votes on whether it is a change: a true change
+is seen from the comparisons whatever the start, and a spike-shrunk jump does not stay in the spike
+because it was put there. The fixed point is reached when no q_k moves by more than :data:`Q_TOL` and
+σ, ρ by no more than :data:`HYPER_TOL` relatively. The answers: the posterior mean r̂ and covariance
+H⁻¹ (draws from it for intervals and ranks), the jumps' means D r̂ and standard errors, and q_k, the
+posterior probability of each change. A fit is a function of its framework, data, options and seed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import xarray as xr
+from scipy.optimize import minimize
+
+from bayesrank.data.checks import statistical_warnings
+from bayesrank.data.comparisons import OUTCOMES, Comparisons
+from bayesrank.errors import ModelSpecError
+from bayesrank.inference.backend import one_thread
+from bayesrank.inference.banded import Arrowhead
+from bayesrank.inference.information import CellDerivatives
+from bayesrank.inference.structure import Bound, structure_of
+from bayesrank.inference.tree import assemble
+from bayesrank.model.dynamic import CHANGE, JUMP, PATH, Dynamic, Grid
+from bayesrank.model.structures import pair_logit_scores
+
+#: The fixed point is reached when no change probability moves by more than this in an iteration …
+Q_TOL = 1e-3
+#: … and the slab scale and the change rate by no more than this fraction.
+HYPER_TOL = 1e-4
+#: Newton's method stops when the largest entry of the log-posterior's gradient, per comparison, is
+#: below this (as the MAP fit's KKT tolerance).
+GRADIENT_TOL = 1e-8
+#: Cap on the variational iterations (each: Newton steps, one factorisation, the updates).
+MAXITER = 500
+#: Cap on the Newton steps of one variational iteration.
+NEWTON_STEPS = 50
+#: Starting slab scale σ and change rate ρ.
+START_SLAB, START_RATE = 0.5, 0.05
+#: Armijo's sufficient-increase constant of the line search.
+ARMIJO = 1e-4
+#: Values of log σ and of logit ρ in the grid that starts the hyperparameters' search.
+HYPER_GRID = 16
+#: Each EP iteration moves the sites this fraction of the way to their new values (damped EP).
+DAMPING = 0.5
+
+
+def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random_seed: int | None = 0,
+             maxiter: int = MAXITER) -> xr.DataTree:
+    """Fit ratings over time by variational Bayes with a Laplace step (the module docstring).
+
+    Parameters
+    ----------
+    framework : Dynamic
+    data : Comparisons
+        Comparisons with periods (read with ``time_column=``); ``framework.prepare`` is applied here.
+    draws : int
+        Draws from q(r), for intervals and ranks.
+    random_seed : int, optional
+        Seed of the draws.
+    maxiter : int
+        Cap on the variational iterations; reaching it leaves the fit unconverged (said in words).
+
+    Returns
+    -------
+    xarray.DataTree
+        The shape of :mod:`bayesrank.inference.tree` with ``method="map"``: ``estimate`` holds
+        ``score`` (item × period, centred in every period), ``jump`` and ``change_probability`` (item ×
+        period: the jump into each period with battles, 0 elsewhere), ``slab`` and ``rate`` and their
+        ``_se`` where they have one; ``posterior`` the draws of ``score``.
+        ``attrs["bayesrank_diagnostics"]`` reports ``converged``, ``iterations``, ``newton_steps``,
+        ``grad_norm``, ``slab``, ``rate``, ``half_bandwidth`` and ``seconds``.
+    """
+    if not isinstance(framework, Dynamic):
+        raise ModelSpecError(f"fit_time fits a Dynamic framework, got {type(framework).__name__}.")
+    if not isinstance(draws, int | np.integer) or draws < 1:
+        raise ModelSpecError(f"fit_time: draws must be a positive integer, got {draws!r}.")
+    if random_seed is not None and (not isinstance(random_seed, int | np.integer) or random_seed < 0):
+        raise ModelSpecError(f"fit_time: random_seed must be a non-negative integer, got {random_seed!r}.")
+    with one_thread():
+        return _fit_time(framework, data, int(draws), random_seed, int(maxiter))
+
+
+class _Problem:
+    """The log-posterior of the raw scores given the jumps' prior precisions d (module docstring, step 1)."""
+
+    def __init__(self, framework: Dynamic, prepared: Comparisons):
+        self.structure = structure_of(framework, prepared, "flat")
+        self.bound: Bound = self.structure.bind(prepared)
+        self.grid: Grid = framework.grid(prepared)
+        self.n_free = self.structure.n_free
+        self.n = self.grid.n_slots - 1   # banded coordinates: the slots after the first (fixed at 0)
+        self.B = self.structure.natural.sparse(self.n_free)
+        rows = np.arange(self.grid.n_jumps)
+        to, frm = self.grid.jump_to - 1, self.grid.jump_from - 1
+        keep_to, keep_from = to >= 0, frm >= 0
+        self.D = sp.csr_matrix((np.concatenate([np.ones(keep_to.sum()), -np.ones(keep_from.sum())]),
+                                (np.concatenate([rows[keep_to], rows[keep_from]]),
+                                 np.concatenate([to[keep_to], frm[keep_from]]))),
+                               shape=(self.grid.n_jumps, self.n_free))
+        self.n_comparisons = float(self.bound.counts.sum())
+        self._pattern = None
+
+    def _assembly(self, nat: sp.csr_matrix) -> tuple:
+        """Where the entries of the natural information (its pattern is the fit's) and of the sites'
+        Dᵀ diag(τ) D land in the θ matrix Bᵀ H B + Dᵀ diag(τ) D: made once, so that every Hessian costs
+        two bincounts instead of sparse products. B reads each natural coordinate from at most one θ
+        coordinate here (a score carried from its period with battles, or the tie threshold)."""
+        if self._pattern is None:
+            B = self.B.tocsr()
+            if np.any(np.diff(B.indptr) > 1):
+                raise RuntimeError("the time structure's natural map reads a variable from several coordinates")
+            target = np.full(B.shape[0], -1, dtype=np.int64)
+            weight = np.zeros(B.shape[0])
+            has = np.diff(B.indptr) == 1
+            target[has], weight[has] = B.indices[B.indptr[:-1][has]], B.data[B.indptr[:-1][has]]
+            rows = np.repeat(np.arange(nat.shape[0]), np.diff(nat.indptr))
+            r, c = target[rows], target[nat.indices]
+            keep = (r >= 0) & (c >= 0)
+            # Dᵀ diag(τ) D: jump k adds τ_k at (to, to) and (from, from), −τ_k at (to, from) and (from, to)
+            to, frm, k = self.grid.jump_to - 1, self.grid.jump_from - 1, np.arange(self.grid.n_jumps)
+            sr, sc, sk, sv = [], [], [], []
+            for a, b, sign in ((to, to, 1.0), (frm, frm, 1.0), (to, frm, -1.0), (frm, to, -1.0)):
+                both = (a >= 0) & (b >= 0)
+                sr.append(a[both]), sc.append(b[both]), sk.append(k[both]), sv.append(np.full(both.sum(), sign))
+            sr, sc, sk, sv = (np.concatenate(x) for x in (sr, sc, sk, sv))
+            flat = np.concatenate([r[keep] * self.n_free + c[keep], sr * self.n_free + sc]).astype(np.int64)
+            unique, inverse = np.unique(flat, return_inverse=True)
+            indptr = np.searchsorted(unique // self.n_free, np.arange(self.n_free + 1))
+            n_nat = int(keep.sum())
+            self._pattern = (keep, weight[rows[keep]] * weight[nat.indices[keep]], inverse[:n_nat],
+                             inverse[n_nat:], sk, sv, indptr, (unique % self.n_free).astype(np.int32), unique.size)
+        return self._pattern
+
+    def start(self) -> np.ndarray:
+        """Every period at the item's score from the pooled comparisons (Berkson's least squares), the
+        first slot's item at 0."""
+        data = self.bound.data
+        static = pair_logit_scores(data)
+        item_of_slot = np.empty(self.grid.n_slots, dtype=np.int64)
+        item_of_slot[self.grid.slot[self.grid.active]] = np.nonzero(self.grid.active)[0]
+        theta = self.structure.x0.copy()
+        theta[:self.n] = static[item_of_slot[1:]] - static[item_of_slot[0]]
+        return theta
+
+    def likelihood(self, theta: np.ndarray, hessian: bool = True):
+        """ℓ(θ), its gradient and (``hessian``) the observed information, sparse, in θ."""
+        cd = CellDerivatives.at(self.bound, theta)
+        loglik = float(cd.link["loglik"].sum())
+        grad = self.structure.natural.pull_back(cd.gradient(), self.n_free)
+        if not hessian:
+            return loglik, grad, None
+        return loglik, grad, cd.matrix(-cd.link["hess"], -cd.link["grad"], sparse=True)
+
+    def posterior(self, theta: np.ndarray, sites: tuple, hessian: bool = True):
+        """ℓ(θ) − ½ Σ τ_k (Dθ)_k² + Σ ν_k (Dθ)_k for ``sites`` = (τ, ν), its gradient and (``hessian``)
+        its negative Hessian."""
+        tau, nu = sites
+        loglik, grad, nat = self.likelihood(theta, hessian)
+        jumps = self.D @ theta
+        value = loglik - 0.5 * float(tau @ jumps**2) + float(nu @ jumps)
+        grad = grad - self.D.T @ (tau * jumps - nu)
+        if nat is None:
+            return value, grad, None
+        keep, weight, at_nat, at_sites, site_of, site_value, indptr, indices, size = self._assembly(nat)
+        data = (np.bincount(at_nat, nat.data[keep] * weight, size)
+                + np.bincount(at_sites, tau[site_of] * site_value, size))
+        H = sp.csr_matrix((data, indices, indptr), shape=(self.n_free, self.n_free))
+        H.has_canonical_format = True   # (sorted, no duplicates: the pattern is np.unique's)
+        return value, grad, H
+
+    def factor(self, H) -> Arrowhead:
+        """H factored; a matrix that is not positive definite (a non-concave link far from its mode) is
+        shifted by a multiple of the identity until it is (Nocedal & Wright, Alg. 3.3)."""
+        try:
+            return Arrowhead.factor(H, self.n)
+        except np.linalg.LinAlgError:
+            shift = 1e-3 * float(np.mean(np.abs(H.diagonal()))) or 1e-3
+            while True:
+                try:
+                    return Arrowhead.factor(H + shift * sp.identity(H.shape[0], format="csr"), self.n)
+                except np.linalg.LinAlgError:
+                    shift *= 10.0
+
+    def mode(self, theta: np.ndarray, sites: tuple, steps: int) -> tuple[np.ndarray, float, int, sp.csr_matrix]:
+        """Newton's method with a backtracking line search from θ: ``(θ̂, largest gradient entry per
+        comparison, steps taken, negative Hessian at θ̂)``."""
+        value, grad, H = self.posterior(theta, sites)
+        for step in range(steps):
+            size = float(np.max(np.abs(grad), initial=0.0)) / self.n_comparisons
+            if size < GRADIENT_TOL:
+                return theta, size, step, H
+            direction = self.factor(H).solve(grad)
+            slope = float(grad @ direction)
+            t = 1.0
+            for _ in range(60):
+                candidate = theta + t * direction
+                new_value, _, _ = self.posterior(candidate, sites, hessian=False)
+                if np.isfinite(new_value) and new_value >= value + ARMIJO * t * slope:
+                    break
+                t *= 0.5
+            else:
+                return theta, size, step, H
+            theta = candidate
+            value, grad, H = self.posterior(theta, sites)
+        return theta, float(np.max(np.abs(grad), initial=0.0)) / self.n_comparisons, steps, H
+
+    def jump_moments(self, theta: np.ndarray, factor: Arrowhead) -> tuple[np.ndarray, np.ndarray]:
+        """The jumps' means D θ̂ and variances (D H⁻¹ Dᵀ)_kk."""
+        to, frm = self.grid.jump_to - 1, self.grid.jump_from - 1
+        var = np.zeros(self.grid.n_jumps)
+        for rows, cols, sign in ((to, to, 1.0), (frm, frm, 1.0), (to, frm, -2.0)):
+            keep = (rows >= 0) & (cols >= 0)
+            var[keep] += sign * factor.covariance_at(rows[keep], cols[keep])
+        return self.D @ theta, np.maximum(var, 0.0)
+
+
+def _fit_time(framework, data, n_draws, random_seed, maxiter) -> xr.DataTree:
+    t0 = time.perf_counter()
+    prepared = framework.prepare(data)
+    notes = statistical_warnings(prepared) + time_notes(prepared, framework.grid(prepared))
+    problem = _Problem(framework, prepared)
+    K, kappa = problem.grid.n_jumps, float(framework.spike)
+    theta = problem.start()
+    slab, rate = START_SLAB, START_RATE
+    sites = (np.full(K, 1.0 / ((1.0 - rate) * (kappa * slab) ** 2 + rate * slab**2)), np.zeros(K))
+    q = np.full(K, rate)
+    steps, converged = 0, False
+    for iteration in range(1, maxiter + 1):
+        theta, grad_max, taken, H = problem.mode(theta, sites, NEWTON_STEPS)
+        steps += taken
+        factor = problem.factor(H)
+        if K == 0:
+            converged = grad_max < GRADIENT_TOL
+            break
+        mean, var = problem.jump_moments(theta, factor)
+        tilted = tilted_moments(mean, var, sites, slab, rate, kappa)
+        sites = tuple((1.0 - DAMPING) * old + DAMPING * new for old, new in zip(sites, tilted.sites))
+        slab_new, rate_new = hyperparameters(tilted, kappa, slab, rate)
+        moved = (np.max(np.abs(tilted.q - q)), abs(slab_new / slab - 1.0), abs(rate_new / rate - 1.0))
+        q, slab, rate = tilted.q, slab_new, rate_new
+        if moved[0] < Q_TOL and moved[1] < HYPER_TOL and moved[2] < HYPER_TOL and grad_max < GRADIENT_TOL:
+            converged = True
+            break
+    theta, grad_max, taken, H = problem.mode(theta, sites, NEWTON_STEPS)
+    steps += taken
+    factor = problem.factor(H)
+    mean, var = problem.jump_moments(theta, factor)
+    if K:
+        q = tilted_moments(mean, var, sites, slab, rate, kappa).q
+    if not converged:
+        notes.append(f"the EP iterations did not reach their fixed point in {maxiter} iterations (largest "
+                     f"gradient entry {grad_max:.2e} per comparison): the scores and change probabilities may still "
+                     "move; fit again with a larger maxiter or use method='nuts'.")
+    rng = np.random.default_rng(random_seed)
+    thetas = theta + factor.draws(n_draws, rng)
+    diagnostics = {"converged": converged, "iterations": iteration, "newton_steps": steps, "grad_norm": grad_max,
+                   "slab": slab, "rate": rate, "spike": kappa, "half_bandwidth": factor.p, "n_jumps": K,
+                   "seconds": time.perf_counter() - t0}
+    return _tree(framework, data, problem, theta, thetas, mean, var, q, slab, rate, diagnostics, notes)
+
+
+@dataclass(frozen=True)
+class Tilted:
+    """The EP update of every jump's site (:func:`tilted_moments`).
+
+    Attributes
+    ----------
+    q : ndarray
+        P(change): the slab's weight in the jump's tilted mixture.
+    sites : tuple of ndarray
+        The new sites (τ, ν); a site whose new precision would be negative keeps its value.
+    cavity : tuple of ndarray
+        The cavities' means and variances (variance ∞ where the site is as informative as the
+        marginal: no cavity).
+    """
+
+    q: np.ndarray
+    sites: tuple
+    cavity: tuple
+
+
+def tilted_moments(mean: np.ndarray, var: np.ndarray, sites: tuple, slab: float, rate: float,
+                   kappa: float) -> Tilted:
+    """One EP update (the module docstring, step 2): the cavity of each jump from its marginal N(mean, var)
+    under q(r) and its site (τ, ν); the cavity times (1 − ρ) N(0, (κσ)²) + ρ N(0, σ²); that mixture's
+    slab weight, its moments, and the site that matches them."""
+    tau, nu = sites
+    precision = 1.0 / var - tau
+    usable = precision > 0
+    v_c = np.where(usable, 1.0 / np.where(usable, precision, 1.0), np.inf)
+    m_c = np.where(usable, (mean / var - nu) * np.where(np.isfinite(v_c), v_c, 0.0), 0.0)
+    moments = []
+    for prior_var in ((kappa * slab) ** 2, slab**2):
+        total = v_c + prior_var
+        log_z = -0.5 * (np.log(2 * np.pi * total) + m_c**2 / total)
+        shrink = prior_var / total
+        moments.append((log_z, m_c * shrink, v_c * shrink))
+    (z0, mu0, w0), (z1, mu1, w1) = moments
+    q = 1.0 / (1.0 + np.exp(np.clip(z0 - z1 + np.log1p(-rate) - np.log(rate), -700.0, 700.0)))
+    q = np.where(usable, q, rate)
+    mu = q * mu1 + (1.0 - q) * mu0
+    second0, second1 = w0 + mu0**2, w1 + mu1**2
+    v_t = q * second1 + (1.0 - q) * second0 - mu**2
+    new_tau = 1.0 / v_t - precision
+    keep = ~usable | ~(new_tau > 0) | ~np.isfinite(new_tau)
+    new_nu = mu / v_t - (mean / var - nu)
+    return Tilted(q, (np.where(keep, tau, new_tau), np.where(keep, nu, new_nu)), (m_c, v_c))
+
+
+def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float) -> tuple[float, float]:
+    """The slab scale σ and the change rate ρ that maximise Σ_k log Z_k, the log normalising constants of
+    the jumps' tilted mixtures at their current cavities N(m_k, v_k) (the part of EP's approximate
+    marginal likelihood that moves with them there):
+    Z_k = (1 − ρ) N(m_k; 0, v_k + (κσ)²) + ρ N(m_k; 0, v_k + σ²). ρ is kept within [1/(10K), ½] for K
+    jumps (at ½ the spike and the slab swap roles), σ within [10⁻³, 10³]. The objective has a local
+    maximum at σ → 0, where both components are the cavities themselves, so the search starts from the
+    best point of a grid (:data:`HYPER_GRID` values of log σ and of logit ρ, and the current values), and
+    L-BFGS-B on (log σ, logit ρ) refines it."""
+    m, v = tilted.cavity
+    usable = np.isfinite(v)
+    m, v = m[usable], v[usable]
+    if m.size == 0:
+        return slab, rate
+    low = 1.0 / (10 * tilted.q.size)
+
+    def negative(x):
+        sigma, rho = np.exp(x[0]), 1.0 / (1.0 + np.exp(-x[1]))
+        parts = []
+        for weight, prior_var in ((1.0 - rho, (kappa * sigma) ** 2), (rho, sigma**2)):
+            total = v + prior_var
+            parts.append(np.log(weight) - 0.5 * (np.log(2 * np.pi * total) + m**2 / total))
+        return -float(np.sum(np.logaddexp(*parts)))
+
+    logit = (lambda r: np.log(r) - np.log1p(-r))
+    grid = [(a, b) for a in np.linspace(np.log(1e-2), np.log(10.0), HYPER_GRID)
+            for b in np.linspace(logit(low), 0.0, HYPER_GRID)] + [(np.log(slab), logit(rate))]
+    start = min(grid, key=negative)
+    found = minimize(negative, start, method="L-BFGS-B", bounds=[(np.log(1e-3), np.log(1e3)), (logit(low), 0.0)])
+    return float(np.exp(found.x[0])), float(1.0 / (1.0 + np.exp(-found.x[1])))
+
+
+def time_notes(data: Comparisons, grid: Grid) -> list[str]:
+    """What the periods of the data warn of, in words: calendar periods without battles between the
+    first and the last (not in the grid: a change across them is dated to the next period with
+    battles), and items seen in one comparison only (their score in that period rests on it)."""
+    notes = []
+    gaps = _missing_periods(data.periods, data.period_unit)
+    if gaps:
+        shown = ", ".join(gaps[:5]) + (f" and {len(gaps) - 5} more" if len(gaps) > 5 else "")
+        notes.append(f"no battles in the {data.period_unit}s starting {shown}: they are not periods of the fit, so "
+                     "scores carry across them and a change there is dated to the next period with battles.")
+    items = data.item_totals()
+    single = items.index[items["n_comparisons"] <= 1].tolist()
+    if single:
+        shown = ", ".join(single[:5]) + (f" and {len(single) - 5} more" if len(single) > 5 else "")
+        notes.append(f"{shown} {'was' if len(single) == 1 else 'were'} seen in one comparison only: "
+                     f"{'its score rests' if len(single) == 1 else 'their scores rest'} on it (wide intervals, no "
+                     "change can be seen); collect more battles or leave them out.")
+    return notes
+
+
+def _missing_periods(periods: tuple[str, ...], unit: str) -> list[str]:
+    """Calendar periods between the first and the last of ``periods`` that are not among them."""
+    if len(periods) < 2 or unit not in ("day", "week", "month"):
+        return []
+    freq = {"day": "D", "week": "W-MON", "month": "MS"}[unit]
+    every = pd.date_range(periods[0], periods[-1], freq=freq).strftime("%Y-%m-%d")
+    return sorted(set(every) - set(periods))
+
+
+def _tree(framework, data, problem: _Problem, theta, thetas, mean, var, q, slab, rate, diagnostics, notes):
+    """The DataTree of a time fit (the shape of :mod:`bayesrank.inference.tree`)."""
+    structure, grid, prepared = problem.structure, problem.grid, problem.bound.data
+    m, T = grid.active.shape
+    nmap = structure.natural
+    offset, size = nmap.offsets[PATH], m * T
+
+    def centred(thetas_):
+        path = (nmap.constant[offset:offset + size][:, None] + problem.B[offset:offset + size] @ thetas_.T)
+        path = path.T.reshape(-1, m, T)
+        return path - path.mean(axis=1, keepdims=True)
+
+    score = centred(theta[None])[0]
+    score_draws = centred(thetas)
+    on_grid = np.zeros((m, T))
+    jump, jump_se, change = on_grid.copy(), on_grid.copy(), on_grid.copy()
+    jump[grid.jump_item, grid.jump_period] = mean
+    jump_se[grid.jump_item, grid.jump_period] = np.sqrt(var)
+    change[grid.jump_item, grid.jump_period] = q
+    cell_log_probs = CellDerivatives.at(problem.bound, theta).link["log_probs"]
+    with np.errstate(invalid="ignore"):
+        loglik = float(np.where(problem.bound.counts > 0, problem.bound.counts * cell_log_probs, 0.0).sum())
+    coords = {"item": pd.Index(list(prepared.items)), "period": pd.Index(list(prepared.periods)),
+              "outcome": pd.Index(list(OUTCOMES)), "cell": np.arange(prepared.n_cells)}
+    dims = ("item", "period")
+    variables = {"score": (dims, score), "score_se": (dims, score_draws.std(axis=0, ddof=1)),
+                 JUMP: (dims, jump), f"{JUMP}_se": (dims, jump_se), CHANGE: (dims, change),
+                 "slab": ((), slab), "rate": ((), rate), "theta": ("free", theta),
+                 "cell_log_probs": (("cell", "outcome"), cell_log_probs), "loglik": ((), loglik)}
+    posterior_vars = {"score": (("chain", "draw", *dims), score_draws[None])}
+    if "eta_raw" in nmap.names:
+        at = nmap.offsets["eta_raw"]
+        eta = nmap.constant[at] + (problem.B[at] @ np.vstack([theta, thetas]).T).ravel()
+        variables.update(eta_raw=((), eta[0]), eta_raw_se=((), float(np.std(eta[1:], ddof=1))))
+        posterior_vars["eta_raw"] = (("chain", "draw"), eta[None, 1:])
+    estimate = xr.Dataset(variables, coords={k: v for k, v in coords.items()},
+                          attrs={"interval": "quantile", "interval_method": "laplace", "point": "posterior mode",
+                                 "covariance": "variational Bayes with a Laplace step (banded Hessian)",
+                                 "pseudo_likelihood": int(framework.pseudo_likelihood), "reweighted": 0,
+                                 "covariance_stored": 0, "information": "observed"})
+    posterior = xr.Dataset(posterior_vars, coords={"chain": [0], "draw": np.arange(len(thetas)),
+                                                   "item": coords["item"], "period": coords["period"]},
+                           attrs={"inference": "draws from the variational posterior q(r) (Laplace step)"})
+    return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
+                    estimate=estimate, n_params=problem.n_free + 2, diagnostics=diagnostics, warnings=notes)
+
+
+__all__ = ["GRADIENT_TOL", "MAXITER", "Tilted", "fit_time", "tilted_moments", "time_notes"]
