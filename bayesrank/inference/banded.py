@@ -76,17 +76,26 @@ class Arrowhead:
         H = sp.csr_matrix(H)
         A = H[:n][:, :n]
         p = half_bandwidth(A)
+        return cls.from_parts(to_upper_band(A, p), H[:n][:, n:].toarray(), H[n:][:, n:].toarray())
+
+    @classmethod
+    def from_parts(cls, band: np.ndarray, B: np.ndarray, C: np.ndarray) -> Arrowhead:
+        """Factor H = [[A, B], [Bᵀ, C]] given A's upper band in LAPACK's storage (:func:`to_upper_band`)."""
+        p, n = band.shape[0] - 1, band.shape[1]
         try:
-            upper = cholesky_banded(to_upper_band(A, p), lower=False, check_finite=False)
+            upper = cholesky_banded(band, lower=False, check_finite=False)
         except np.linalg.LinAlgError as err:
             raise np.linalg.LinAlgError(f"not positive definite (banded part): {err}") from None
-        g = H.shape[0] - n
+        g = C.shape[0]
         if g == 0:
             return cls(upper, p, n, 0, np.zeros((n, 0)), None)
-        B = H[:n][:, n:].toarray()
         W = cho_solve_banded((upper, False), B, check_finite=False)
-        S = H[n:][:, n:].toarray() - B.T @ W
-        return cls(upper, p, n, g, W, cho_factor(S, lower=False, check_finite=False))
+        S = C - B.T @ W
+        try:
+            schur = cho_factor(S, lower=False, check_finite=False)
+        except np.linalg.LinAlgError as err:
+            raise np.linalg.LinAlgError(f"not positive definite (global part): {err}") from None
+        return cls(upper, p, n, g, W, schur)
 
     def solve(self, r: np.ndarray) -> np.ndarray:
         """H⁻¹ r."""

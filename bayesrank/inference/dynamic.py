@@ -54,7 +54,7 @@ from bayesrank.inference.banded import Arrowhead
 from bayesrank.inference.information import CellDerivatives
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble
-from bayesrank.model.dynamic import CHANGE, JUMP, PATH, Dynamic, Grid
+from bayesrank.model.dynamic import CHANGE, CHANGE_SIZE, JUMP, PATH, Dynamic, Grid
 from bayesrank.model.structures import pair_logit_scores
 
 #: The fixed point is reached when no change probability moves by more than this in an iteration …
@@ -66,8 +66,8 @@ HYPER_TOL = 1e-4
 GRADIENT_TOL = 1e-8
 #: Cap on the variational iterations (each: Newton steps, one factorisation, the updates).
 MAXITER = 500
-#: Cap on the Newton steps of one variational iteration.
-NEWTON_STEPS = 50
+#: Cap on the Newton steps towards the mode in one EP iteration.
+MODE_STEPS = 50
 #: Starting slab scale σ and change rate ρ.
 START_SLAB, START_RATE = 0.5, 0.05
 #: Armijo's sufficient-increase constant of the line search.
@@ -98,8 +98,9 @@ def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random
     -------
     xarray.DataTree
         The shape of :mod:`bayesrank.inference.tree` with ``method="map"``: ``estimate`` holds
-        ``score`` (item × period, centred in every period), ``jump`` and ``change_probability`` (item ×
-        period: the jump into each period with battles, 0 elsewhere), ``slab`` and ``rate`` and their
+        ``score`` (item × period, centred in every period), ``jump``, ``change_probability`` and
+        ``change_size`` (item × period: the jump into each period with battles — its mean, the
+        probability that it is a change and its mean if it is one —, 0 elsewhere), ``slab`` and ``rate`` and their
         ``_se`` where they have one; ``posterior`` the draws of ``score``.
         ``attrs["bayesrank_diagnostics"]`` reports ``converged``, ``iterations``, ``newton_steps``,
         ``grad_norm``, ``slab``, ``rate``, ``half_bandwidth`` and ``seconds``.
@@ -112,6 +113,23 @@ def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random
         raise ModelSpecError(f"fit_time: random_seed must be a non-negative integer, got {random_seed!r}.")
     with one_thread():
         return _fit_time(framework, data, int(draws), random_seed, int(maxiter))
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """Where the natural information's entries and the sites' Dᵀ diag(τ) D land in the θ matrix, and
+    where its entries go in the banded part's band, the border B and the corner C (:meth:`_Problem.factor`)."""
+
+    keep: np.ndarray
+    weight: np.ndarray
+    at_nat: np.ndarray
+    at_sites: np.ndarray
+    site_of: np.ndarray
+    site_value: np.ndarray
+    size: int
+    band: tuple
+    border: tuple
+    corner: tuple
 
 
 class _Problem:
@@ -159,10 +177,18 @@ class _Problem:
             sr, sc, sk, sv = (np.concatenate(x) for x in (sr, sc, sk, sv))
             flat = np.concatenate([r[keep] * self.n_free + c[keep], sr * self.n_free + sc]).astype(np.int64)
             unique, inverse = np.unique(flat, return_inverse=True)
-            indptr = np.searchsorted(unique // self.n_free, np.arange(self.n_free + 1))
+            row, col = unique // self.n_free, unique % self.n_free
+            n, p = self.n, int(np.max(np.abs(row - col)[(row < self.n) & (col < self.n)], initial=0))
+            upper = (row < n) & (col < n) & (row <= col)
+            border = (row < n) & (col >= n)
+            corner = (row >= n) & (col >= n)
+            self.half_bandwidth = p
             n_nat = int(keep.sum())
-            self._pattern = (keep, weight[rows[keep]] * weight[nat.indices[keep]], inverse[:n_nat],
-                             inverse[n_nat:], sk, sv, indptr, (unique % self.n_free).astype(np.int32), unique.size)
+            self._pattern = _Pattern(keep, weight[rows[keep]] * weight[nat.indices[keep]], inverse[:n_nat],
+                                     inverse[n_nat:], sk, sv, unique.size,
+                                     (upper, (p + row[upper] - col[upper]) * n + col[upper]),
+                                     (border, row[border] * (self.n_free - n) + col[border] - n),
+                                     (corner, (row[corner] - n) * (self.n_free - n) + col[corner] - n))
         return self._pattern
 
     def start(self) -> np.ndarray:
@@ -195,48 +221,55 @@ class _Problem:
         grad = grad - self.D.T @ (tau * jumps - nu)
         if nat is None:
             return value, grad, None
-        keep, weight, at_nat, at_sites, site_of, site_value, indptr, indices, size = self._assembly(nat)
-        data = (np.bincount(at_nat, nat.data[keep] * weight, size)
-                + np.bincount(at_sites, tau[site_of] * site_value, size))
-        H = sp.csr_matrix((data, indices, indptr), shape=(self.n_free, self.n_free))
-        H.has_canonical_format = True   # (sorted, no duplicates: the pattern is np.unique's)
-        return value, grad, H
+        pattern = self._assembly(nat)
+        data = (np.bincount(pattern.at_nat, nat.data[pattern.keep] * pattern.weight, pattern.size)
+                + np.bincount(pattern.at_sites, tau[pattern.site_of] * pattern.site_value, pattern.size))
+        return value, grad, data
 
-    def factor(self, H) -> Arrowhead:
-        """H factored; a matrix that is not positive definite (a non-concave link far from its mode) is
-        shifted by a multiple of the identity until it is (Nocedal & Wright, Alg. 3.3)."""
-        try:
-            return Arrowhead.factor(H, self.n)
-        except np.linalg.LinAlgError:
-            shift = 1e-3 * float(np.mean(np.abs(H.diagonal()))) or 1e-3
-            while True:
-                try:
-                    return Arrowhead.factor(H + shift * sp.identity(H.shape[0], format="csr"), self.n)
-                except np.linalg.LinAlgError:
-                    shift *= 10.0
+    def factor(self, data: np.ndarray) -> Arrowhead:
+        """The negative Hessian (its entries ``data`` in the fit's pattern, :meth:`posterior`) factored; a
+        matrix that is not positive definite (a non-concave link far from its mode) is shifted by a
+        multiple of the identity until it is (Nocedal & Wright, Alg. 3.3)."""
+        pattern, n, g = self._pattern, self.n, self.n_free - self.n
+        band, B, C = np.zeros((self.half_bandwidth + 1, n)), np.zeros((n, g)), np.zeros((g, g))
+        for target, (where, at) in ((band, pattern.band), (B, pattern.border), (C, pattern.corner)):
+            target.flat[at] = data[where]
+        C = C + np.triu(C, 1).T
+        shift = 0.0
+        while True:
+            try:
+                return Arrowhead.from_parts(band + shift * (np.arange(band.shape[0]) == band.shape[0] - 1)[:, None],
+                                            B, C + shift * np.eye(g))
+            except np.linalg.LinAlgError:
+                shift = 1e-3 * float(np.mean(np.abs(band[-1]))) if shift == 0.0 else 10.0 * shift
 
-    def mode(self, theta: np.ndarray, sites: tuple, steps: int) -> tuple[np.ndarray, float, int, sp.csr_matrix]:
-        """Newton's method with a backtracking line search from θ: ``(θ̂, largest gradient entry per
-        comparison, steps taken, negative Hessian at θ̂)``."""
-        value, grad, H = self.posterior(theta, sites)
-        for step in range(steps):
+    def mode(self, theta: np.ndarray, sites: tuple) -> tuple[np.ndarray, float, int, Arrowhead]:
+        """Newton's method from θ to the mode under ``sites``: ``(θ̂, largest gradient entry per comparison,
+        steps taken, the factor of the negative Hessian at θ̂)``."""
+        for taken in range(MODE_STEPS + 1):
+            value, grad, data = self.posterior(theta, sites)
+            factor = self.factor(data)
             size = float(np.max(np.abs(grad), initial=0.0)) / self.n_comparisons
-            if size < GRADIENT_TOL:
-                return theta, size, step, H
-            direction = self.factor(H).solve(grad)
-            slope = float(grad @ direction)
-            t = 1.0
-            for _ in range(60):
-                candidate = theta + t * direction
-                new_value, _, _ = self.posterior(candidate, sites, hessian=False)
-                if np.isfinite(new_value) and new_value >= value + ARMIJO * t * slope:
-                    break
-                t *= 0.5
-            else:
-                return theta, size, step, H
-            theta = candidate
-            value, grad, H = self.posterior(theta, sites)
-        return theta, float(np.max(np.abs(grad), initial=0.0)) / self.n_comparisons, steps, H
+            if size < GRADIENT_TOL or taken == MODE_STEPS:
+                return theta, size, taken, factor
+            moved = self.step(theta, sites, value, grad, factor)
+            if moved is theta:   # the line search found no ascent: as far as floating point goes
+                return theta, size, taken, factor
+            theta = moved
+
+    def step(self, theta: np.ndarray, sites: tuple, value: float, grad: np.ndarray, factor: Arrowhead) -> np.ndarray:
+        """One Newton step from θ with a backtracking line search (Armijo's condition): the direction
+        H⁻¹ ∇ from the factor of the negative Hessian at θ."""
+        direction = factor.solve(grad)
+        slope = float(grad @ direction)
+        t = 1.0
+        for _ in range(60):
+            candidate = theta + t * direction
+            new_value, _, _ = self.posterior(candidate, sites, hessian=False)
+            if np.isfinite(new_value) and new_value >= value + ARMIJO * t * slope:
+                return candidate
+            t *= 0.5
+        return theta
 
     def jump_moments(self, theta: np.ndarray, factor: Arrowhead) -> tuple[np.ndarray, np.ndarray]:
         """The jumps' means D θ̂ and variances (D H⁻¹ Dᵀ)_kk."""
@@ -258,29 +291,25 @@ def _fit_time(framework, data, n_draws, random_seed, maxiter) -> xr.DataTree:
     slab, rate = START_SLAB, START_RATE
     sites = (np.full(K, 1.0 / ((1.0 - rate) * (kappa * slab) ** 2 + rate * slab**2)), np.zeros(K))
     q = np.full(K, rate)
-    steps, converged = 0, False
+    steps, converged, search = 0, False, True
     for iteration in range(1, maxiter + 1):
-        theta, grad_max, taken, H = problem.mode(theta, sites, NEWTON_STEPS)
+        theta, grad_max, taken, factor = problem.mode(theta, sites)
         steps += taken
-        factor = problem.factor(H)
         if K == 0:
             converged = grad_max < GRADIENT_TOL
             break
         mean, var = problem.jump_moments(theta, factor)
         tilted = tilted_moments(mean, var, sites, slab, rate, kappa)
-        sites = tuple((1.0 - DAMPING) * old + DAMPING * new for old, new in zip(sites, tilted.sites))
-        slab_new, rate_new = hyperparameters(tilted, kappa, slab, rate)
+        slab_new, rate_new = hyperparameters(tilted, kappa, slab, rate, search)
+        search = False
         moved = (np.max(np.abs(tilted.q - q)), abs(slab_new / slab - 1.0), abs(rate_new / rate - 1.0))
         q, slab, rate = tilted.q, slab_new, rate_new
-        if moved[0] < Q_TOL and moved[1] < HYPER_TOL and moved[2] < HYPER_TOL and grad_max < GRADIENT_TOL:
+        if max(moved[0] / Q_TOL, moved[1] / HYPER_TOL, moved[2] / HYPER_TOL) < 1.0 and grad_max < GRADIENT_TOL:
             converged = True
             break
-    theta, grad_max, taken, H = problem.mode(theta, sites, NEWTON_STEPS)
-    steps += taken
-    factor = problem.factor(H)
-    mean, var = problem.jump_moments(theta, factor)
-    if K:
-        q = tilted_moments(mean, var, sites, slab, rate, kappa).q
+        sites = tuple((1.0 - DAMPING) * old + DAMPING * new for old, new in zip(sites, tilted.sites))
+    mean, var = problem.jump_moments(theta, factor) if K else (np.zeros(0), np.zeros(0))
+    size = tilted.slab_mean if K else mean
     if not converged:
         notes.append(f"the EP iterations did not reach their fixed point in {maxiter} iterations (largest "
                      f"gradient entry {grad_max:.2e} per comparison): the scores and change probabilities may still "
@@ -290,7 +319,7 @@ def _fit_time(framework, data, n_draws, random_seed, maxiter) -> xr.DataTree:
     diagnostics = {"converged": converged, "iterations": iteration, "newton_steps": steps, "grad_norm": grad_max,
                    "slab": slab, "rate": rate, "spike": kappa, "half_bandwidth": factor.p, "n_jumps": K,
                    "seconds": time.perf_counter() - t0}
-    return _tree(framework, data, problem, theta, thetas, mean, var, q, slab, rate, diagnostics, notes)
+    return _tree(framework, data, problem, theta, thetas, (mean, var, size, q), slab, rate, diagnostics, notes)
 
 
 @dataclass(frozen=True)
@@ -306,11 +335,15 @@ class Tilted:
     cavity : tuple of ndarray
         The cavities' means and variances (variance ∞ where the site is as informative as the
         marginal: no cavity).
+    slab_mean : ndarray
+        E(j | change): the mean of the slab component of the tilted mixture (the size of a change, if
+        it is one).
     """
 
     q: np.ndarray
     sites: tuple
     cavity: tuple
+    slab_mean: np.ndarray
 
 
 def tilted_moments(mean: np.ndarray, var: np.ndarray, sites: tuple, slab: float, rate: float,
@@ -338,18 +371,20 @@ def tilted_moments(mean: np.ndarray, var: np.ndarray, sites: tuple, slab: float,
     new_tau = 1.0 / v_t - precision
     keep = ~usable | ~(new_tau > 0) | ~np.isfinite(new_tau)
     new_nu = mu / v_t - (mean / var - nu)
-    return Tilted(q, (np.where(keep, tau, new_tau), np.where(keep, nu, new_nu)), (m_c, v_c))
+    return Tilted(q, (np.where(keep, tau, new_tau), np.where(keep, nu, new_nu)), (m_c, v_c),
+                  np.where(usable, mu1, mean))
 
 
-def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float) -> tuple[float, float]:
+def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float, search: bool = True
+                    ) -> tuple[float, float]:
     """The slab scale σ and the change rate ρ that maximise Σ_k log Z_k, the log normalising constants of
     the jumps' tilted mixtures at their current cavities N(m_k, v_k) (the part of EP's approximate
     marginal likelihood that moves with them there):
     Z_k = (1 − ρ) N(m_k; 0, v_k + (κσ)²) + ρ N(m_k; 0, v_k + σ²). ρ is kept within [1/(10K), ½] for K
     jumps (at ½ the spike and the slab swap roles), σ within [10⁻³, 10³]. The objective has a local
-    maximum at σ → 0, where both components are the cavities themselves, so the search starts from the
-    best point of a grid (:data:`HYPER_GRID` values of log σ and of logit ρ, and the current values), and
-    L-BFGS-B on (log σ, logit ρ) refines it."""
+    maximum at σ → 0, where both components are the cavities themselves, so with ``search`` (the first
+    iteration) the search starts from the best point of a grid (:data:`HYPER_GRID` values of log σ and of
+    logit ρ, and the current values); L-BFGS-B on (log σ, logit ρ) refines it, or the current values."""
     m, v = tilted.cavity
     usable = np.isfinite(v)
     m, v = m[usable], v[usable]
@@ -357,19 +392,24 @@ def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float) -> t
         return slab, rate
     low = 1.0 / (10 * tilted.q.size)
 
-    def negative(x):
-        sigma, rho = np.exp(x[0]), 1.0 / (1.0 + np.exp(-x[1]))
+    def negatives(log_sigma, logit_rho):
+        """−Σ_k log Z_k at each of the points (arrays of one shape)."""
+        sigma, rho = np.exp(log_sigma)[..., None], 1.0 / (1.0 + np.exp(-logit_rho))[..., None]
         parts = []
         for weight, prior_var in ((1.0 - rho, (kappa * sigma) ** 2), (rho, sigma**2)):
             total = v + prior_var
             parts.append(np.log(weight) - 0.5 * (np.log(2 * np.pi * total) + m**2 / total))
-        return -float(np.sum(np.logaddexp(*parts)))
+        return -np.sum(np.logaddexp(*parts), axis=-1)
 
     logit = (lambda r: np.log(r) - np.log1p(-r))
-    grid = [(a, b) for a in np.linspace(np.log(1e-2), np.log(10.0), HYPER_GRID)
-            for b in np.linspace(logit(low), 0.0, HYPER_GRID)] + [(np.log(slab), logit(rate))]
-    start = min(grid, key=negative)
-    found = minimize(negative, start, method="L-BFGS-B", bounds=[(np.log(1e-3), np.log(1e3)), (logit(low), 0.0)])
+    start = np.array([np.log(slab), logit(rate)])
+    if search:
+        a, b = np.meshgrid(np.linspace(np.log(1e-2), np.log(10.0), HYPER_GRID), np.linspace(logit(low), 0.0, HYPER_GRID))
+        a, b = np.append(a.ravel(), start[0]), np.append(b.ravel(), start[1])
+        best = int(np.argmin(negatives(a, b)))
+        start = np.array([a[best], b[best]])
+    found = minimize(lambda x: float(negatives(np.asarray(x[0]), np.asarray(x[1]))), start, method="L-BFGS-B",
+                     bounds=[(np.log(1e-3), np.log(1e3)), (logit(low), 0.0)])
     return float(np.exp(found.x[0])), float(1.0 / (1.0 + np.exp(-found.x[1])))
 
 
@@ -402,8 +442,10 @@ def _missing_periods(periods: tuple[str, ...], unit: str) -> list[str]:
     return sorted(set(every) - set(periods))
 
 
-def _tree(framework, data, problem: _Problem, theta, thetas, mean, var, q, slab, rate, diagnostics, notes):
-    """The DataTree of a time fit (the shape of :mod:`bayesrank.inference.tree`)."""
+def _tree(framework, data, problem: _Problem, theta, thetas, jumps, slab, rate, diagnostics, notes):
+    """The DataTree of a time fit (the shape of :mod:`bayesrank.inference.tree`); ``jumps``: the jumps'
+    means, variances, sizes if changes, and change probabilities."""
+    mean, var, if_change, q = jumps
     structure, grid, prepared = problem.structure, problem.grid, problem.bound.data
     m, T = grid.active.shape
     nmap = structure.natural
@@ -417,8 +459,9 @@ def _tree(framework, data, problem: _Problem, theta, thetas, mean, var, q, slab,
     score = centred(theta[None])[0]
     score_draws = centred(thetas)
     on_grid = np.zeros((m, T))
-    jump, jump_se, change = on_grid.copy(), on_grid.copy(), on_grid.copy()
+    jump, jump_se, change, change_size = on_grid.copy(), on_grid.copy(), on_grid.copy(), on_grid.copy()
     jump[grid.jump_item, grid.jump_period] = mean
+    change_size[grid.jump_item, grid.jump_period] = if_change
     jump_se[grid.jump_item, grid.jump_period] = np.sqrt(var)
     change[grid.jump_item, grid.jump_period] = q
     cell_log_probs = CellDerivatives.at(problem.bound, theta).link["log_probs"]
@@ -429,6 +472,7 @@ def _tree(framework, data, problem: _Problem, theta, thetas, mean, var, q, slab,
     dims = ("item", "period")
     variables = {"score": (dims, score), "score_se": (dims, score_draws.std(axis=0, ddof=1)),
                  JUMP: (dims, jump), f"{JUMP}_se": (dims, jump_se), CHANGE: (dims, change),
+                 CHANGE_SIZE: (dims, change_size),
                  "slab": ((), slab), "rate": ((), rate), "theta": ("free", theta),
                  "cell_log_probs": (("cell", "outcome"), cell_log_probs), "loglik": ((), loglik)}
     posterior_vars = {"score": (("chain", "draw", *dims), score_draws[None])}

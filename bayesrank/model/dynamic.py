@@ -64,6 +64,8 @@ PATH = "score_path"
 JUMP = "jump"
 #: The posterior probability that a jump is a change (slab), dims (item, period) (0 where no jump).
 CHANGE = "change_probability"
+#: E(jump | change): the size of a change if the jump is one, dims (item, period) (0 where no jump).
+CHANGE_SIZE = "change_size"
 
 
 @dataclass(frozen=True)
