@@ -16,17 +16,22 @@ import xarray as xr
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import ModelSpecError
+from bayesrank.inference.dynamic import fit_time
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
+from bayesrank.model.dynamic import Dynamic
 from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges
 from bayesrank.results.ranksets import rank_sets, top_set
+from bayesrank.results import trajectories as over_time
 
 #: Inference methods of :func:`fit`.
 METHODS = {"map": fit_map, "nuts": fit_nuts}
+#: … and of a fit over time (:class:`~bayesrank.model.dynamic.Dynamic`): its fast path keeps the jump prior.
+TIME_METHODS = {"map": fit_time, "nuts": fit_nuts}
 
 
 def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
@@ -41,7 +46,10 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     method : {"map", "nuts"}
         ``"map"``: maximum likelihood (flat priors) with asymptotic Wald intervals
         (:func:`~bayesrank.inference.map.fit_map`); ``"nuts"``: posterior sampling with the
-        weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`).
+        weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`). For a
+        :class:`~bayesrank.model.dynamic.Dynamic` framework ``"map"`` is the fast path of
+        :func:`~bayesrank.inference.dynamic.fit_time` (the jump prior kept, its scales by empirical
+        Bayes).
     **kwargs
         Passed to the method (``n_draws``, ``information``; ``draws``, ``tune``, ``chains``,
         ``random_seed``, ``sampler``, ...).
@@ -61,7 +69,8 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
     comparisons = data if isinstance(data, Comparisons) else load(data)
-    return Fit(METHODS[method](framework, comparisons, **kwargs))
+    methods = TIME_METHODS if isinstance(framework, Dynamic) else METHODS
+    return Fit(methods[method](framework, comparisons, **kwargs))
 
 
 class Fit:
@@ -138,8 +147,36 @@ class Fit:
     def scores(self) -> pd.Series:
         return leaderboard.scores(self.tree)
 
-    def leaderboard(self, level: float = 0.95, elo: bool | Elo = False) -> pd.DataFrame:
+    def leaderboard(self, level: float = 0.95, elo: bool | Elo = False, at=None) -> pd.DataFrame:
+        """The leaderboard (:func:`bayesrank.results.leaderboard.leaderboard`); a fit over time gives
+        the one as of the date ``at`` (default: its last period;
+        :func:`bayesrank.results.trajectories.leaderboard_at`), without Elo columns."""
+        if over_time.is_time_fit(self.tree):
+            if elo is not False:
+                raise ModelSpecError("Fit.leaderboard: elo is not available for a fit over time; use at=, level=.")
+            return over_time.leaderboard_at(self.tree, at, level)
+        if at is not None:
+            raise ModelSpecError("Fit.leaderboard: at= needs a fit over time (bayesrank.Dynamic); valid options "
+                                 "here: level, elo.")
         return leaderboard.leaderboard(self.tree, level, elo)
+
+    # ------------------------------------------------------------------ over time
+    @property
+    def periods(self) -> list[str]:
+        """Start dates of the periods of a fit over time."""
+        return over_time.periods(self.tree)
+
+    def trajectories(self, level: float = 0.95) -> pd.DataFrame:
+        """Every item's score per period with intervals (:func:`bayesrank.results.trajectories.trajectories`)."""
+        return over_time.trajectories(self.tree, level)
+
+    def changes(self, threshold: float = over_time.CHANGE_THRESHOLD) -> pd.DataFrame:
+        """Change points of probability ≥ ``threshold`` (:func:`bayesrank.results.trajectories.changes`)."""
+        return over_time.changes(self.tree, threshold)
+
+    def predict_next(self, item_a, item_b, random_seed: int = 0) -> pd.DataFrame:
+        """One-step-ahead outcome probabilities (:func:`bayesrank.results.trajectories.predict_next`)."""
+        return over_time.predict_next(self.tree, item_a, item_b, random_seed)
 
     def elo(self, level: float = 0.95, view: Elo | None = None) -> pd.DataFrame:
         """Elo ratings with intervals (:func:`bayesrank.results.elo.elo`)."""

@@ -14,6 +14,7 @@ from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges
 from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
+from bayesrank.results.trajectories import is_time_fit, leaderboard_at, to_json_fields
 
 #: Columns of each entry of ``items`` in :func:`to_json`.
 ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "elo", "elo_lower",
@@ -56,7 +57,17 @@ def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> d
     scale of ``elo``, described by ``elo_scale``; only ``name, rank, score, elo`` for a fit of
     point estimates, ``intervals="none"``) and, for judge-aware fits, ``judges``; HJA
     fits' ``judges`` carry ``sensitivity`` and ``leverage`` and a ``disagreement`` summary
-    (:func:`bayesrank.results.hja.disagreement_summary`) is added."""
+    (:func:`bayesrank.results.hja.disagreement_summary`) is added. A fit over time adds ``periods``
+    (ISO start dates), each item's ``trajectory`` (``period, score, lower, upper``) and ``changes``
+    (``name, period, size, probability`` for every change of probability ≥ 0.5); its ``items`` are the
+    leaderboard as of the last period (:mod:`bayesrank.results.trajectories`)."""
+    if is_time_fit(tree):   # the board as of the last period, and the answers over time
+        board = leaderboard_at(tree, None, level)
+        items = [dict(row) for row in board[[f for f in ITEM_FIELDS if f in board]].to_dict("records")]
+        fields = to_json_fields(tree, level)
+        for item in items:
+            item["trajectory"] = fields["trajectory"].get(item["name"], [])
+        return plain({**summary(tree), "periods": fields["periods"], "items": items, "changes": fields["changes"]})
     elo = elo or Elo()
     board = leaderboard(tree, level, elo)
     # a fit without intervals (intervals="none") has no se / interval / rank-interval fields
