@@ -31,6 +31,7 @@ from bayesrank.results.fit import Fit
 from bayesrank.results.io import check_target, write_files
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.matches import match_probabilities
+from bayesrank.results.trajectories import is_time_fit
 
 #: Leaderboard rows shown per fit.
 TOP = 30
@@ -87,6 +88,10 @@ class Report:
         """Per fit, its figures (matplotlib Figures), made once."""
         if not self._figures:
             for name, fit in self.fits.items():
+                if is_time_fit(fit.tree):
+                    self._figures[name] = {"trajectories": plots.plot_trajectories(fit),
+                                           "change points": plots.plot_change_strip(fit, top=self.top)}
+                    continue
                 figs = {"scores": plots.plot_forest(fit, top=self.top),
                         "rank probabilities": plots.plot_rank_probabilities(fit, top=min(self.top, 20)),
                         "match probabilities": plots.plot_match_probabilities(
@@ -102,6 +107,10 @@ class Report:
         return first.data.summary()
 
     def _board(self, fit: Fit) -> pd.DataFrame:
+        if is_time_fit(fit.tree):   # as of the last period, with the change points after it
+            board = fit.leaderboard().head(self.top)
+            return board[["rank", "name", "score", "lower", "upper", "rank_lower", "rank_upper", "first_period",
+                          "last_period"]]
         board = fit.leaderboard(elo=True).head(self.top)
         groups = tie_groups(fit.tree).set_index("name")["group"]
         board = board.assign(group=board["name"].map(groups))
@@ -111,7 +120,9 @@ class Report:
     def _sections(self):
         """(heading, sentences, tables, figures) per fit, in order."""
         for name, fit in self.fits.items():
-            kind = (f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
+            kind = ("95% intervals of the fit over time (the leaderboard as of its last period)"
+                    if is_time_fit(fit.tree) else
+                    f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
                     else f"95% posterior intervals (NUTS, {fit.diagnostics.get('chains')} chains × "
                          f"{fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)
@@ -134,6 +145,8 @@ class Report:
             out.append(f"<div class='{'ok' if fit.converged else 'warn'}'>{_e(state)}</div>")
             out += [f"<div class='warn'>{_e(w)}</div>" for w in fit.warnings]
             out.append(_table_html(self._board(fit)))
+            if is_time_fit(fit.tree):
+                out.append("<h3>Change points (posterior probability ≥ 0.5)</h3>" + _table_html(fit.changes()))
             for caption, fig in figures[name].items():
                 out.append(f"<figure><img alt='{_e(caption)}' src='data:image/png;base64,{_png(fig)}'>"
                            f"<figcaption>{_e(name)}: {_e(caption)}</figcaption></figure>")
@@ -167,6 +180,8 @@ class Report:
                     f"> {state}", ""]
             out += [f"> warning: {w}" for w in fit.warnings] + [""]
             out += [_table_md(self._board(fit)), ""]
+            if is_time_fit(fit.tree):
+                out += ["Change points (posterior probability ≥ 0.5):", "", _table_md(fit.changes()), ""]
             if image_dir is not None:
                 image_dir.mkdir(parents=True, exist_ok=True)
                 for caption, fig in figures[name].items():
