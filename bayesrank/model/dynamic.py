@@ -306,15 +306,18 @@ class Dynamic(Framework):
             free_real("eta_raw", prior, self.base.priors.tie)
 
     def _sampled_path(self, grid: Grid):
-        """The score paths under NUTS: first levels (zero-sum) plus the jumps, with the spike-and-slab
-        mixture prior and its hyperpriors; ``jump`` and ``change_probability`` as deterministics."""
+        """The score paths under NUTS: first levels (zero-sum) plus the jumps σu, u from the spike-and-slab
+        mixture of unit slab (the same prior on j = σu), with the hyperpriors; ``jump`` and
+        ``change_probability`` as deterministics."""
         m, T = grid.active.shape
         level = pm.ZeroSumNormal("level", sigma=self.base.priors.score, dims="item")
         slab = pm.HalfNormal("slab", sigma=self.priors.slab)
         rate = pm.Beta("rate", alpha=self.priors.rate_a, beta=self.priors.rate_b)
         kappa = float(self.spike)
-        jumps = pm.NormalMixture("jumps", w=pt.stack([1.0 - rate, rate]), mu=np.zeros(2),
-                                 sigma=pt.stack([kappa * slab, slab]), shape=(grid.n_jumps,))
+        # non-centred: j = σ u with u from the mixture of unit slab, so NUTS does not meet a funnel in σ
+        unit = pm.NormalMixture("jumps_unit", w=pt.stack([1.0 - rate, rate]), mu=np.zeros(2),
+                                sigma=np.array([kappa, 1.0]), shape=(grid.n_jumps,))
+        jumps = slab * unit
         steps = pt.zeros((m, T))[grid.jump_item, grid.jump_period].set(jumps) if grid.n_jumps else pt.zeros((m, T))
         pm.Deterministic(JUMP, steps, dims=("item", "period"))
         probability = change_probability(jumps, slab, rate, kappa)
