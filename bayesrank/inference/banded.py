@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve, cho_solve_banded, cholesky_banded, solve_banded, solve_triangular
+from scipy.linalg import cho_factor, cho_solve, cho_solve_banded, cholesky_banded, lapack, solve_banded
 
 
 def half_bandwidth(matrix: sp.spmatrix) -> int:
@@ -137,32 +137,31 @@ class Arrowhead:
         p, n = self.p, self.n
         b = max(p, 1)
         out = np.zeros((p + 1, n))
+        flat = self.upper.ravel()
+        # U[s + i, s + j] sits at band[p − (j − i), s + j]: a fixed pattern shifted by s
+        rows, cols = np.arange(b)[:, None], np.arange(b + p)[None, :]
+        offset = cols - rows
+        inside = (offset >= 0) & (offset <= p)
+        base = np.where(inside, (p - offset) * n + cols, 0)
         sigma_next = np.zeros((0, 0))
         for s in range(((n - 1) // b) * b, -1, -b):
             e, k_end = min(s + b, n), min(s + b + p, n)
-            U_II = self._dense_upper(s, e, s, e)
-            U_IK = self._dense_upper(s, e, e, k_end)
-            K = k_end - e
-            sigma_IK = -solve_triangular(U_II, U_IK @ sigma_next[:K, :K], check_finite=False)
-            right = solve_triangular(U_II, np.eye(e - s), trans="T", check_finite=False) - U_IK @ sigma_IK.T
-            sigma_II = solve_triangular(U_II, right, check_finite=False)
+            width, K = e - s, k_end - e
+            U = np.where(inside[:width, :width + K], flat[base[:width, :width + K] + s], 0.0)   # U[s:e, s:k_end]
+            inverse, info = lapack.dtrtri(U[:, :width], lower=0)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"trtri failed ({info})")
+            U_IK = U[:, width:]
+            sigma_IK = -inverse @ (U_IK @ sigma_next[:K, :K])
+            sigma_II = inverse @ (inverse.T - U_IK @ sigma_IK.T)
             sigma_II = 0.5 * (sigma_II + sigma_II.T)
-            rows = np.hstack([sigma_II, sigma_IK, np.zeros((e - s, p + 1))])
+            padded = np.hstack([sigma_II, sigma_IK, np.zeros((width, p + 1))])
             # row r's entries at columns r .. r + p: a strided view of the padded rows
-            stride = rows.strides
-            diagonals = np.lib.stride_tricks.as_strided(rows, shape=(e - s, p + 1),
+            stride = padded.strides
+            diagonals = np.lib.stride_tricks.as_strided(padded, shape=(width, p + 1),
                                                         strides=(stride[0] + stride[1], stride[1]))
             out[:, s:e] = diagonals.T
             sigma_next = sigma_II
-        return out
-
-    def _dense_upper(self, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
-        """U[r0:r1, c0:c1] as a dense array, from the band storage."""
-        rows, cols = np.arange(r0, r1)[:, None], np.arange(c0, c1)[None, :]
-        offset = cols - rows
-        inside = (offset >= 0) & (offset <= self.p)
-        out = np.zeros((r1 - r0, c1 - c0))
-        out[inside] = self.upper[(self.p - offset)[inside], np.broadcast_to(cols, offset.shape)[inside]]
         return out
 
     def covariance_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

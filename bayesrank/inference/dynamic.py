@@ -75,7 +75,7 @@ ARMIJO = 1e-4
 #: Values of log σ and of logit ρ in the grid that starts the hyperparameters' search.
 HYPER_GRID = 16
 #: Each EP iteration moves the sites this fraction of the way to their new values (damped EP).
-DAMPING = 0.5
+DAMPING = 0.8
 
 
 def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random_seed: int | None = 0,
@@ -151,6 +151,7 @@ class _Problem:
                                shape=(self.grid.n_jumps, self.n_free))
         self.n_comparisons = float(self.bound.counts.sum())
         self._pattern = None
+        self._last = None
 
     def _assembly(self, nat: sp.csr_matrix) -> tuple:
         """Where the entries of the natural information (its pattern is the fit's) and of the sites'
@@ -203,13 +204,17 @@ class _Problem:
         return theta
 
     def likelihood(self, theta: np.ndarray, hessian: bool = True):
-        """ℓ(θ), its gradient and (``hessian``) the observed information, sparse, in θ."""
-        cd = CellDerivatives.at(self.bound, theta)
-        loglik = float(cd.link["loglik"].sum())
-        grad = self.structure.natural.pull_back(cd.gradient(), self.n_free)
-        if not hessian:
-            return loglik, grad, None
-        return loglik, grad, cd.matrix(-cd.link["hess"], -cd.link["grad"], sparse=True)
+        """ℓ(θ), its gradient and (``hessian``) the observed information in natural coordinates, sparse;
+        kept for the last θ (an EP iteration asks for it again at the mode under new sites)."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if self._last is None or self._last[0] != key:
+            cd = CellDerivatives.at(self.bound, theta)
+            self._last = [key, float(cd.link["loglik"].sum()),
+                          self.structure.natural.pull_back(cd.gradient(), self.n_free), None]
+        if hessian and self._last[3] is None:
+            cd = CellDerivatives.at(self.bound, theta)
+            self._last[3] = cd.matrix(-cd.link["hess"], -cd.link["grad"], sparse=True)
+        return self._last[1], self._last[2], self._last[3] if hessian else None
 
     def posterior(self, theta: np.ndarray, sites: tuple, hessian: bool = True):
         """ℓ(θ) − ½ Σ τ_k (Dθ)_k² + Σ ν_k (Dθ)_k for ``sites`` = (τ, ν), its gradient and (``hessian``)
