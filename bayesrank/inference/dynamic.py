@@ -23,9 +23,9 @@ at the mode. Iterated to a fixed point:
    the cavity times the mixture prior is a two-component Gaussian mixture, whose slab weight is
    P(change), q_k, and whose mean and variance the new site matches (damped by :data:`DAMPING`; a site
    whose match would have a negative precision keeps its value, as is usual in EP);
-3. **hyperparameters** (empirical Bayes, an EM step on the sites' mixtures): ρ = mean of q_k (within
-   [1/(10K), ½] for K jumps) and σ² = Σ_k (q_k E₁ j_k² + (1 − q_k) E₀ j_k² / κ²) / K, with E_c j_k² the
-   second moment of j_k under component c of its mixture.
+3. **hyperparameters** (empirical Bayes with the hyperpriors of :class:`~bayesrank.model.dynamic.TimePriors`):
+   σ and ρ maximise the tilted mixtures' log normalising constants at the current cavities plus the
+   hyperpriors' log densities (:func:`hyperparameters`).
 
 Because q_k reads the cavity, a jump's own prior never votes on whether it is a change: a true change
 is seen from the comparisons whatever the start, and a spike-shrunk jump does not stay in the spike
@@ -54,7 +54,7 @@ from bayesrank.inference.banded import Arrowhead
 from bayesrank.inference.information import CellDerivatives
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble
-from bayesrank.model.dynamic import CHANGE, CHANGE_SIZE, JUMP, PATH, Dynamic, Grid
+from bayesrank.model.dynamic import CHANGE, CHANGE_SIZE, JUMP, PATH, Dynamic, Grid, TimePriors
 from bayesrank.model.structures import pair_logit_scores
 
 #: The fixed point is reached when no change probability moves by more than this in an iteration …
@@ -305,7 +305,7 @@ def _fit_time(framework, data, n_draws, random_seed, maxiter) -> xr.DataTree:
             break
         mean, var = problem.jump_moments(theta, factor)
         tilted = tilted_moments(mean, var, sites, slab, rate, kappa)
-        slab_new, rate_new = hyperparameters(tilted, kappa, slab, rate, search)
+        slab_new, rate_new = hyperparameters(tilted, kappa, slab, rate, search, framework.priors)
         search = False
         moved = (np.max(np.abs(tilted.q - q)), abs(slab_new / slab - 1.0), abs(rate_new / rate - 1.0))
         q, slab, rate = tilted.q, slab_new, rate_new
@@ -380,12 +380,15 @@ def tilted_moments(mean: np.ndarray, var: np.ndarray, sites: tuple, slab: float,
                   np.where(usable, mu1, mean))
 
 
-def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float, search: bool = True
-                    ) -> tuple[float, float]:
+def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float, search: bool = True,
+                    priors: TimePriors | None = None) -> tuple[float, float]:
     """The slab scale σ and the change rate ρ that maximise Σ_k log Z_k, the log normalising constants of
     the jumps' tilted mixtures at their current cavities N(m_k, v_k) (the part of EP's approximate
-    marginal likelihood that moves with them there):
-    Z_k = (1 − ρ) N(m_k; 0, v_k + (κσ)²) + ρ N(m_k; 0, v_k + σ²). ρ is kept within [1/(10K), ½] for K
+    marginal likelihood that moves with them there),
+    Z_k = (1 − ρ) N(m_k; 0, v_k + (κσ)²) + ρ N(m_k; 0, v_k + σ²), plus the log densities of the
+    hyperpriors ``priors`` (:class:`~bayesrank.model.dynamic.TimePriors`: LogNormal on σ, Beta on ρ — the
+    NUTS model's, in the coordinates searched, log σ and ρ), so that few or weakly measured jumps do not
+    carry the slab down to the spike. ρ is kept within [1/(10K), ½] for K
     jumps (at ½ the spike and the slab swap roles), σ within [10⁻³, 10³]. The objective has a local
     maximum at σ → 0, where both components are the cavities themselves, so with ``search`` (the first
     iteration) the search starts from the best point of a grid (:data:`HYPER_GRID` values of log σ and of
@@ -404,7 +407,12 @@ def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float, sear
         for weight, prior_var in ((1.0 - rho, (kappa * sigma) ** 2), (rho, sigma**2)):
             total = v + prior_var
             parts.append(np.log(weight) - 0.5 * (np.log(2 * np.pi * total) + m**2 / total))
-        return -np.sum(np.logaddexp(*parts), axis=-1)
+        out = -np.sum(np.logaddexp(*parts), axis=-1)
+        if priors is not None:
+            sigma, rho = sigma[..., 0], rho[..., 0]
+            out = out - ((priors.rate_a - 1.0) * np.log(rho) + (priors.rate_b - 1.0) * np.log1p(-rho)
+                         - (np.log(sigma) - np.log(priors.slab)) ** 2 / (2.0 * priors.slab_sd**2))
+        return out
 
     logit = (lambda r: np.log(r) - np.log1p(-r))
     start = np.array([np.log(slab), logit(rate)])

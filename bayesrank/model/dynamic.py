@@ -75,13 +75,17 @@ class TimePriors(Priors):
     Attributes
     ----------
     slab : float
-        ``HalfNormal(slab)`` on the slab scale σ (logit units: 1 is a 2.7-fold change of the odds).
+        The median of the LogNormal prior on the slab scale σ (logit units: 0.5 is a 1.65-fold change
+        of the odds); its density vanishes at σ → 0, where the slab would be as narrow as the spike.
+    slab_sd : float
+        The standard deviation of log σ under that prior.
     rate_a, rate_b : float
         ``Beta(rate_a, rate_b)`` on the change rate ρ (mean 1/21 by default: a change in one of 21
         jumps a priori).
     """
 
-    slab: float = 1.0
+    slab: float = 0.5
+    slab_sd: float = 1.0
     rate_a: float = 1.0
     rate_b: float = 20.0
 
@@ -311,7 +315,7 @@ class Dynamic(Framework):
         ``change_probability`` as deterministics."""
         m, T = grid.active.shape
         level = pm.ZeroSumNormal("level", sigma=self.base.priors.score, dims="item")
-        slab = pm.HalfNormal("slab", sigma=self.priors.slab)
+        slab = pm.LogNormal("slab", mu=np.log(self.priors.slab), sigma=self.priors.slab_sd)
         rate = pm.Beta("rate", alpha=self.priors.rate_a, beta=self.priors.rate_b)
         kappa = float(self.spike)
         # non-centred: j = σ u with u from the mixture of unit slab, so NUTS does not meet a funnel in σ

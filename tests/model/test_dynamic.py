@@ -13,7 +13,7 @@ def test_spec_round_trips_with_its_base():
     framework = br.Dynamic(br.Davidson(), spike=0.2)
     again = framework_from_spec(framework.spec())
     assert again == framework and again.label == framework.label
-    assert again.link == "davidson" and again.priors.slab == 1.0
+    assert again.link == "davidson" and again.priors.slab == 0.5
 
 
 @pytest.mark.parametrize("base,words", [(br.Davidson(k_tie=1), "k_tie"), (br.BradleyTerry(k_cov=0), "k_cov"),
