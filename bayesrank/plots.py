@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from bayesrank.model.dynamic import CHANGE, JUMP
 from bayesrank.results import hja
 from bayesrank.results.leaderboard import leaderboard, scores
 
@@ -321,8 +322,6 @@ def plot_change_strip(fit, top: int | None = 40) -> Figure:
     """The change-point strip of a fit over time: items (rows, by the last period's leaderboard) ×
     periods, each cell coloured by the posterior probability of a change there, red for a drop and blue
     for a rise (grey: the item has no battles or no jump then)."""
-    from bayesrank.model.dynamic import CHANGE, JUMP
-
     est = fit.tree["estimate"]
     names = list(fit.leaderboard()["name"])
     names = names[:top] if top else names
