@@ -64,7 +64,7 @@ HYPER_TOL = 1e-4
 #: Newton's method stops when the largest entry of the log-posterior's gradient, per comparison, is
 #: below this (as the MAP fit's KKT tolerance).
 GRADIENT_TOL = 1e-8
-#: Cap on the variational iterations (each: Newton steps, one factorisation, the updates).
+#: Cap on the EP iterations (each: Newton steps to the mode, the factorisation there, the updates).
 MAXITER = 500
 #: Cap on the Newton steps towards the mode in one EP iteration.
 MODE_STEPS = 50
@@ -80,7 +80,7 @@ DAMPING = 0.8
 
 def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random_seed: int | None = 0,
              maxiter: int = MAXITER) -> xr.DataTree:
-    """Fit ratings over time by variational Bayes with a Laplace step (the module docstring).
+    """Fit ratings over time by expectation propagation with a Laplace step (the module docstring).
 
     Parameters
     ----------
@@ -92,7 +92,7 @@ def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random
     random_seed : int, optional
         Seed of the draws.
     maxiter : int
-        Cap on the variational iterations; reaching it leaves the fit unconverged (said in words).
+        Cap on the EP iterations; reaching it leaves the fit unconverged (said in words).
 
     Returns
     -------
@@ -496,12 +496,12 @@ def _tree(framework, data, problem: _Problem, theta, thetas, jumps, slab, rate, 
         posterior_vars["eta_raw"] = (("chain", "draw"), eta[None, 1:])
     estimate = xr.Dataset(variables, coords={k: v for k, v in coords.items()},
                           attrs={"interval": "quantile", "interval_method": "laplace", "point": "posterior mode",
-                                 "covariance": "variational Bayes with a Laplace step (banded Hessian)",
+                                 "covariance": "expectation propagation with a Laplace step (banded Hessian)",
                                  "pseudo_likelihood": int(framework.pseudo_likelihood), "reweighted": 0,
                                  "covariance_stored": 0, "information": "observed"})
     posterior = xr.Dataset(posterior_vars, coords={"chain": [0], "draw": np.arange(len(thetas)),
                                                    "item": coords["item"], "period": coords["period"]},
-                           attrs={"inference": "draws from the variational posterior q(r) (Laplace step)"})
+                           attrs={"inference": "draws from the Gaussian approximation q(r) (EP with a Laplace step)"})
     return assemble(framework=framework, data=data, prepared=prepared, method="map", posterior=posterior,
                     estimate=estimate, n_params=problem.n_free + 2, diagnostics=diagnostics, warnings=notes)
 

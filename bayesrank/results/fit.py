@@ -7,6 +7,7 @@ saved and loaded answers exactly as before.
 
 from __future__ import annotations
 
+import inspect
 from functools import cached_property
 from pathlib import Path
 
@@ -70,6 +71,12 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
     comparisons = data if isinstance(data, Comparisons) else load(data)
     methods = TIME_METHODS if isinstance(framework, Dynamic) else METHODS
+    if isinstance(framework, Dynamic):   # its fast path takes other options than fit_map: say which
+        valid = [p for p in inspect.signature(methods[method]).parameters if p not in ("framework", "data")]
+        unknown = sorted(set(kwargs) - set(valid))
+        if unknown:
+            raise ModelSpecError(f"fit: {', '.join(map(repr, unknown))} not an option of a fit over time by "
+                                 f"{method!r}; valid options: {', '.join(valid)}.")
     return Fit(methods[method](framework, comparisons, **kwargs))
 
 

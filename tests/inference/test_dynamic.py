@@ -121,5 +121,6 @@ def test_gaps_and_single_battles_are_said_in_words():
 def test_wrong_options_name_the_function():
     with pytest.raises(br.ModelSpecError, match="fit_time: draws must be a positive integer"):
         fit_time(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=0)
-    with pytest.raises(TypeError, match="n_draws"):
+    with pytest.raises(br.ModelSpecError, match="'n_draws' not an option of a fit over time by 'map'; valid options: "
+                                                "draws, random_seed, maxiter"):
         br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_draws=10)
