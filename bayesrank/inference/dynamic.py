@@ -46,9 +46,9 @@ import scipy.sparse as sp
 import xarray as xr
 from scipy.optimize import minimize
 
-from bayesrank.data.checks import statistical_warnings
+from bayesrank.data.checks import mle_existence, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.errors import ModelSpecError
+from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.banded import Arrowhead
 from bayesrank.inference.information import CellDerivatives
@@ -104,6 +104,14 @@ def fit_time(framework: Dynamic, data: Comparisons, *, draws: int = 1000, random
         ``_se`` where they have one; ``posterior`` the draws of ``score``.
         ``attrs["bayesrank_diagnostics"]`` reports ``converged``, ``iterations``, ``newton_steps``,
         ``grad_norm``, ``slab``, ``rate``, ``half_bandwidth`` and ``seconds``.
+
+    Raises
+    ------
+    DataError
+        When the pooled comparisons leave an item's level unbounded (a disconnected comparison graph,
+        or items that never lose to the rest, such as an item seen in one win only): the levels'
+        prior is flat, so the fast path's mode does not exist (:func:`bayesrank.data.checks.mle_existence`);
+        the message names the items and suggests ``method="nuts"`` or more comparisons.
     """
     if not isinstance(framework, Dynamic):
         raise ModelSpecError(f"fit_time fits a Dynamic framework, got {type(framework).__name__}.")
@@ -289,6 +297,9 @@ class _Problem:
 def _fit_time(framework, data, n_draws, random_seed, maxiter) -> xr.DataTree:
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
+    exists, why = mle_existence(prepared)
+    if not exists:   # the jumps' prior is proper but the levels' is flat: the same condition as a static fit
+        raise DataError(f"fit_time: {' '.join(why)} {' '.join(time_notes(prepared, framework.grid(prepared)))}".strip())
     notes = statistical_warnings(prepared) + time_notes(prepared, framework.grid(prepared))
     problem = _Problem(framework, prepared)
     K, kappa = problem.grid.n_jumps, float(framework.spike)

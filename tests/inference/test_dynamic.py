@@ -105,17 +105,29 @@ def test_tilted_moments_match_quadrature():
         assert (new_nu + m_c / v_c) / (new_tau + 1 / v_c) == pytest.approx(mu, rel=1e-6, abs=1e-9)
 
 
-def test_gaps_and_single_battles_are_said_in_words():
+def _three_items_and_a_solo(solo_outcome):
     rows = []
     for week in ("2024-01-01", "2024-01-08", "2024-01-29"):     # no battles on Jan 15 and 22
         for a, b, w in (("x", "y", "model_a"), ("y", "z", "model_b"), ("x", "z", "model_a"), ("z", "x", "model_a"),
                         ("y", "x", "model_a"), ("z", "y", "model_b")):
             rows.append((a, b, w, week))
-    rows.append(("x", "solo", "model_a", "2024-01-29"))
-    data = br.load(pd.DataFrame(rows, columns=["model_a", "model_b", "winner", "date"]), time_column="date")
-    result = br.fit(br.Dynamic(br.BradleyTerry()), data)
+    rows.append(("x", "solo", solo_outcome, "2024-01-29"))
+    return br.load(pd.DataFrame(rows, columns=["model_a", "model_b", "winner", "date"]), time_column="date")
+
+
+def test_gaps_and_single_battles_are_said_in_words():
+    result = br.fit(br.Dynamic(br.BradleyTerry()), _three_items_and_a_solo("tie"))   # a tie bounds its level
     said = " ".join(result.warnings)
     assert "2024-01-15, 2024-01-22" in said and "solo was seen in one comparison only" in said
+    assert np.isfinite(result.trajectories()["upper"]).all()
+
+
+def test_an_item_whose_level_is_unbounded_is_refused_naming_it():
+    # one loss and nothing else: its level goes to −∞ under the levels' flat prior, and with it every
+    # period's centring; the fast path refuses rather than report intervals of thousands
+    with pytest.raises(br.DataError, match=r"never lose to the groups after them \(\{x, y, z\} > \{solo\}\).*"
+                                           "solo was seen in one comparison only"):
+        br.fit(br.Dynamic(br.BradleyTerry()), _three_items_and_a_solo("model_a"))
 
 
 def test_wrong_options_name_the_function():
