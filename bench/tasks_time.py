@@ -82,7 +82,7 @@ def _coverage(fit, sim, level=0.95) -> tuple[int, int]:
     return covered, total
 
 
-def detection(replicates: int = 10, items: int = 30, periods: int = 12, battles=(1500, 6000), seed: int = 0,
+def detection(replicates: int = 10, items: int = 30, periods: int = 12, battles=(1500,), seed: int = 0,
               spikes=(0.1, 0.02)) -> dict:
     """:func:`_detection` for each number of battles a week and each spike scale (the default 0.1 first)."""
     return {"runs": [_detection(replicates, items, periods, n, seed, spike) | {"spike": spike}
@@ -137,7 +137,7 @@ def _log_loss(p_win_a: np.ndarray, wins_a: np.ndarray, wins_b: np.ndarray) -> fl
     return float(-(wins_a * np.log(p) + wins_b * np.log1p(-p)).sum())
 
 
-def predictive(items: int = 16, periods: int = 12, battles: int = 300, start: int = 4, seed: int = 7,
+def predictive(items: int = 10, periods: int = 8, battles: int = 200, start: int = 4, seed: int = 7,
                ttt_gammas=(0.01, 0.05, 0.2), wiener_vars=(0.001, 0.01, 0.05)) -> dict:
     import bayesrank as br
     import kickscore as ks
