@@ -302,7 +302,9 @@ def report(results: dict) -> list[str]:
             lines.append(f"| {run} | {x['wall']:.1f} | {x['cpu']:.1f} | {x['iterations']} | {x['converged']} |")
         lines += ["", f"Target: warm ≤ {TARGET_SPEED_SECONDS:.0f} s. Half-bandwidth of the Hessian "
                   f"{s['warm']['half_bandwidth']}, {s['warm']['n_jumps']} jumps; {s['hits']} of {s['true_changes']} "
-                  f"planted changes found, {s['false_alarms']} false alarms.", ""]
+                  f"planted changes found, {s['false_alarms']} false alarms. One-thread BLAS; the machine's "
+                  f"load average when the task finished was {s.get('load_average', [float('nan')])[0]:.1f} on "
+                  "its cores, so wall time over CPU time is the share of the machine the fit got.", ""]
     n = r["nuts"]
     if "wall" in n:
         lines += [f"### NUTS: {n['items']} items × {n['periods']} weeks, {n['chains']} chains × {n['draws']} draws "
