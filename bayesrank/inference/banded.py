@@ -22,33 +22,14 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve, cho_solve_banded, cholesky_banded, lapack, solve_banded
-
-
-def half_bandwidth(matrix: sp.spmatrix) -> int:
-    """The largest |i − j| over the stored entries of a sparse matrix."""
-    coo = matrix.tocoo()
-    return int(np.max(np.abs(coo.row - coo.col), initial=0))
-
-
-def to_upper_band(matrix: sp.spmatrix, p: int) -> np.ndarray:
-    """The upper band of a symmetric sparse matrix in LAPACK's storage: ``band[p + i − j, j] = A[i, j]``
-    for i ≤ j (what :func:`scipy.linalg.cholesky_banded` reads)."""
-    coo = sp.coo_matrix(matrix)
-    if not (sp.isspmatrix_csr(matrix) and matrix.has_canonical_format):
-        coo.sum_duplicates()
-    upper = coo.row <= coo.col
-    band = np.zeros((p + 1, matrix.shape[0]))
-    band[p + coo.row[upper] - coo.col[upper], coo.col[upper]] = coo.data[upper]
-    return band
 
 
 @dataclass(frozen=True)
 class Arrowhead:
     """The factorisation of an arrowhead-banded SPD matrix (the module docstring).
 
-    Build it with :meth:`factor`; :class:`numpy.linalg.LinAlgError` when the matrix is not positive
+    Build it with :meth:`from_parts`; :class:`numpy.linalg.LinAlgError` when the matrix is not positive
     definite.
 
     Attributes
@@ -71,16 +52,9 @@ class Arrowhead:
     schur: tuple | None
 
     @classmethod
-    def factor(cls, H: sp.spmatrix, n: int) -> Arrowhead:
-        """Factor H, whose first ``n`` coordinates are banded and the rest global."""
-        H = sp.csr_matrix(H)
-        A = H[:n][:, :n]
-        p = half_bandwidth(A)
-        return cls.from_parts(to_upper_band(A, p), H[:n][:, n:].toarray(), H[n:][:, n:].toarray())
-
-    @classmethod
     def from_parts(cls, band: np.ndarray, B: np.ndarray, C: np.ndarray) -> Arrowhead:
-        """Factor H = [[A, B], [Bᵀ, C]] given A's upper band in LAPACK's storage (:func:`to_upper_band`)."""
+        """Factor H = [[A, B], [Bᵀ, C]] given A's upper band in LAPACK's storage, ``band[p + i − j, j] =
+        A[i, j]`` for i ≤ j (what :func:`scipy.linalg.cholesky_banded` reads)."""
         p, n = band.shape[0] - 1, band.shape[1]
         try:
             upper = cholesky_banded(band, lower=False, check_finite=False)
@@ -178,4 +152,4 @@ class Arrowhead:
         return out
 
 
-__all__ = ["Arrowhead", "half_bandwidth", "to_upper_band"]
+__all__ = ["Arrowhead"]
