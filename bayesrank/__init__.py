@@ -26,6 +26,8 @@ _PUBLIC = {
     "RaoKupper": "bayesrank.model.paired",
     "Davidson": "bayesrank.model.paired",
     "ByCategory": "bayesrank.model.categories",
+    "Dynamic": "bayesrank.model.dynamic",
+    "TimePriors": "bayesrank.model.dynamic",
     "Priors": "bayesrank.model.framework",
     "JudgeAware": "bayesrank.model.judge_aware",
     "BTL": "bayesrank.model.judge_aware",

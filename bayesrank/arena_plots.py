@@ -1,6 +1,7 @@
 """The figures Chatbot Arena users look for (FastChat's Elo notebook): pairwise heat maps with
 their numbers in the cells, and Elo ratings with intervals. Every function returns a
-``matplotlib.figure.Figure`` built without pyplot, as :mod:`bayesrank.plots` does.
+:class:`bayesrank.output.figures.Figure` (a ``matplotlib.figure.Figure`` that draws names as
+written) built without pyplot, as :mod:`bayesrank.plots` does.
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
-from matplotlib.figure import Figure
+
+from bayesrank.output.figures import Figure
 
 #: Largest matrix whose cells carry their numbers (beyond, the text would not fit the cells).
 ANNOTATED_MAX = 20

@@ -65,9 +65,10 @@ class _UsageError(Exception):
 
 
 def _frameworks():
+    """The frameworks of ``--model`` (a fit over time is ``--time-column`` with one of them)."""
     from bayesrank.model.registry import FRAMEWORKS
 
-    return FRAMEWORKS
+    return {name: cls for name, cls in FRAMEWORKS.items() if name != "dynamic"}
 
 
 def _model_fields() -> dict[str, list]:
@@ -132,6 +133,11 @@ def _add_data_args(p) -> None:
     p.add_argument("--by", default=None, metavar="COLUMN",
                    help="category column (language, task type) grouping the records: per-category "
                         "leaderboards with --model by-category --method nuts")
+    p.add_argument("--time-column", default=None, metavar="COLUMN",
+                   help="date or timestamp column (ISO 8601 or Unix seconds): ratings over time, scores per "
+                        "--period with change points (bt, rao-kupper, davidson)")
+    p.add_argument("--period", default="week", choices=("day", "week", "month"),
+                   help="calendar period of --time-column (weeks start on Monday)")
 
 
 #: Each command's one-line help (``bayesrank --help`` lists them without building their options).
@@ -211,6 +217,8 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
                      help="whitened NUTS: step pi/2^d and tree depth d set by the model's size and --target-accept "
                           "(default); --no-geometry-tuned adapts the step size to --target-accept")
+    fit.add_argument("--spike", type=float, default=0.1,
+                     help="with --time-column: the spike (no change) scale as a fraction of the slab (change) scale")
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
@@ -502,10 +510,32 @@ def _load(args):
 
     return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
                 covariates=_columns(args.covariates), contrasts=_columns(args.contrasts), by=args.by,
-                drop_duplicates=args.drop_duplicates)
+                drop_duplicates=args.drop_duplicates, time_column=getattr(args, "time_column", None),
+                period=getattr(args, "period", "week"))
+
+
+#: ``fit`` options a fit over time (``--time-column``) does not take, and why.
+NOT_OVER_TIME = {"information": "its MAP path is not a maximum-likelihood fit", "intervals": "its intervals are "
+                 "quantiles of its draws", "reweight": "it weights every comparison alike", "restarts": "its MAP "
+                 "path has one fixed point from one start", "elo": "its scores are per period",
+                 "rank_sets": "its ranks are per period", "fragility": "it is computed for static fits"}
+
+
+def _time_kwargs(args) -> dict:
+    """The options of a fit over time, after refusing those that do not apply (:data:`NOT_OVER_TIME`)."""
+    for name, why in NOT_OVER_TIME.items():
+        if getattr(args, name, None) not in (None, False):
+            raise BayesrankError(f"{_flag(name)} does not apply with --time-column: {why}.")
+    if args.method == "map":
+        return dict(method="map", draws=args.n_draws, random_seed=0 if args.seed is None else args.seed)
+    return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
+                whiten=False, geometry_tuned=False)
 
 
 def _fit_kwargs(args) -> dict:
+    if getattr(args, "time_column", None) is not None:
+        return _time_kwargs(args)
     if args.method == "map":
         return dict(method="map", information=args.information, n_draws=args.n_draws,
                     random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
@@ -533,6 +563,12 @@ def cmd_fit(args) -> int:
     if args.out is not None:
         check_out(args.out, args.force)
     framework = framework_from_args(args)
+    if args.time_column is not None:
+        from bayesrank.model.dynamic import Dynamic
+
+        if args.model not in ("bt", "rao-kupper", "davidson"):
+            raise BayesrankError(f"--time-column applies to --model bt, rao-kupper or davidson, not {args.model}.")
+        framework = Dynamic(framework, spike=args.spike)
     data = _load(args)
     selection = None
     if _auto_options(args):
@@ -562,6 +598,8 @@ def cmd_fit(args) -> int:
         from bayesrank.inference.tree import plain
 
         print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
+    elif args.format == "table" and args.time_column is not None:
+        print(render_time_table(result, args.top, args.level))
     elif args.format == "csv":
         from bayesrank.results.summary import has_elo
 
@@ -572,6 +610,22 @@ def cmd_fit(args) -> int:
         print(render_table(result, args.top, args.level, view if args.elo else None, extra,
                            styled.leaderboard if styled is not None else None))
     return 0
+
+
+def render_time_table(result, top: int, level: float) -> str:
+    """A fit over time as text: the leaderboard as of its last period and its change points."""
+    board = result.leaderboard(level)
+    shown = board if top == 0 else board.head(top)
+    cols = ["rank", "name", "score", "lower", "upper", "rank_lower", "rank_upper", "last_period"]
+    lines = [f"{result.framework.label} by {result.method}: {len(result.periods)} periods "
+             f"({result.periods[0]} to {result.periods[-1]}); leaderboard as of {board.attrs['period']}",
+             shown[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+    found = result.changes()
+    lines.append(f"changes (posterior probability >= 0.5): {len(found)}")
+    if len(found):
+        lines.append(found.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
 
 
 def _select(args, framework, data):

@@ -11,6 +11,7 @@ import pandas as pd
 from bayesrank.output.figures import Figure
 
 from bayesrank.arena_plots import plot_matrix
+from bayesrank.model.dynamic import CHANGE, JUMP
 from bayesrank.results import hja
 from bayesrank.results.leaderboard import leaderboard, scores
 
@@ -281,4 +282,57 @@ def plot_judge_leverage(fit) -> Figure:
     ax.set_xlabel("sensitivity γ_k")
     ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
     ax.set_title("outliers: " + (", ".join(found["outliers"]) or "none"), fontsize=8)
+    return fig
+
+
+def plot_trajectories(fit, names=None, top: int = 8, level: float = 0.95) -> Figure:
+    """Scores over time with their intervals as bands (a fit over time,
+    :func:`bayesrank.results.trajectories.trajectories`), and a marker at each change point of
+    probability ≥ 0.5 (filled: ≥ 0.9). Default items: the ``top`` of the last period's leaderboard."""
+    paths = fit.trajectories(level)
+    names = list(fit.leaderboard(level)["name"].head(top)) if names is None else list(names)
+    dates = pd.to_datetime(pd.Index(fit.periods))
+    found = fit.changes()
+    ends = list(dates[1:]) + [dates[-1] + (dates[-1] - dates[-2] if len(dates) > 1 else pd.Timedelta(days=7))]
+    end_of = dict(zip(fit.periods, ends))
+    fig, ax = _fig(9, 5)
+    for k, name in enumerate(names):
+        path = paths[paths["name"] == name]
+        x = list(pd.to_datetime(path["period"])) + [end_of[path["period"].iloc[-1]]]   # the last period drawn whole
+        extended = {col: np.append(path[col].to_numpy(), path[col].iloc[-1]) for col in ("score", "lower", "upper")}
+        color = f"C{k % 10}"
+        ax.step(x, extended["score"], where="post", color=color, linewidth=1.4, label=name)
+        ax.fill_between(x, extended["lower"], extended["upper"], step="post", color=color, alpha=0.15, linewidth=0)
+        for _, row in found[found["name"] == name].iterrows():
+            at = pd.to_datetime(row["period"])
+            y = float(path.loc[path["period"] == row["period"], "score"].iloc[0])
+            ax.plot([at], [y], marker="o", markersize=6, color=color,
+                    markerfacecolor=color if row["probability"] >= 0.9 else "white")
+    ax.set_xlim(dates.min(), ends[-1])
+    ax.set_ylabel(f"score (centred every period), {level:.0%} bands")
+    ax.legend(fontsize=7, ncol=2, loc="best")
+    ax.set_title("Ratings over time (circles: change points, filled at probability ≥ 0.9)")
+    return fig
+
+
+def plot_change_strip(fit, top: int | None = 40) -> Figure:
+    """The change-point strip of a fit over time: items (rows, by the last period's leaderboard) ×
+    periods, each cell coloured by the posterior probability of a change there, red for a drop and blue
+    for a rise (grey: the item has no battles or no jump then)."""
+    est = fit.tree["estimate"]
+    names = list(fit.leaderboard()["name"])
+    names = names[:top] if top else names
+    index = [list(est["item"].values).index(n) for n in names]
+    probability = est[CHANGE].values[index]
+    sign = np.sign(est[JUMP].values[index])
+    fig, ax = _fig(max(6, 0.18 * probability.shape[1] + 3), max(3, 0.2 * len(names) + 1))
+    shown = np.ma.masked_where(probability == 0, sign * probability)
+    image = ax.imshow(shown, aspect="auto", cmap="RdBu", vmin=-1, vmax=1, interpolation="nearest")
+    ax.set_facecolor("#eeeeee")
+    ax.set_yticks(np.arange(len(names)), names, fontsize=7)
+    periods = fit.periods
+    step = max(1, len(periods) // 12)
+    ax.set_xticks(np.arange(0, len(periods), step), periods[::step], rotation=45, ha="right", fontsize=7)
+    fig.colorbar(image, ax=ax, label="P(change) × sign of the jump")
+    ax.set_title("Change points")
     return fig

@@ -41,6 +41,7 @@ from bayesrank.results.headline import headline
 from bayesrank.results.io import check_target, write_files
 from bayesrank.results.matches import match_probabilities
 from bayesrank.results.summary import has_elo
+from bayesrank.results.trajectories import is_time_fit
 
 #: Rows of the figures and of the Markdown leaderboard per fit (the HTML table holds every model).
 TOP = 30
@@ -113,6 +114,10 @@ class Report:
                     win_fractions(first.data, top), "share of decisive comparisons won by the row", center=0.5,
                     title="observed: share of the row model's decisive comparisons against the column it won")}
             for name, fit in progress.track(self.fits.items(), "report: figures", len(self.fits)):
+                if is_time_fit(fit.tree):
+                    self._figures[name] = {"trajectories": plots.plot_trajectories(fit),
+                                           "change points": plots.plot_change_strip(fit, top=self.top)}
+                    continue
                 figs = {}
                 if has_elo(fit.tree):  # the scores on the Elo scale, with their intervals
                     figs["Elo ratings"] = arena_plots.plot_elo(fit.elo().head(self.top), title=fit.framework.label)
@@ -131,14 +136,31 @@ class Report:
         first = next(iter(self.fits.values()))
         return report_parts.data_rows(first.data.summary(), convention(first.data.dropped, first.data.notes))
 
+    def _time_board(self, fit: Fit) -> pd.DataFrame:
+        """A fit over time's leaderboard as of its last period, with the periods each item was seen."""
+        board = fit.leaderboard().head(self.top)
+        return board[["rank", "name", "score", "lower", "upper", "rank_lower", "rank_upper", "first_period",
+                      "last_period"]]
+
     def _sections(self):
         """(name, fit, kind of intervals, state in words) per fit, in order."""
         for name, fit in self.fits.items():
-            kind = (f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
+            kind = ("95% intervals of the fit over time (the leaderboard as of its last period)"
+                    if is_time_fit(fit.tree) else
+                    f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
                     else f"95% posterior intervals (NUTS, sampler {fit.diagnostics.get('sampler')}, "
                          f"{fit.diagnostics.get('chains')} chains × {fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)
             yield name, fit, kind, state
+
+    def _time_html(self, name: str, fit: Fit, kind: str, state: str, figures: dict) -> list[str]:
+        """The HTML section of a fit over time: its leaderboard as of the last period, its change
+        points and its pictures."""
+        out = [f"<p>{_e(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters.</p>",
+               f"<div class='{'ok' if fit.converged else 'warn'}'>{_e(state)}</div>",
+               "<h3>Leaderboard as of the last period</h3>" + report_parts.sortable_table(self._time_board(fit)),
+               "<h3>Change points (posterior probability ≥ 0.5)</h3>" + report_parts.sortable_table(fit.changes())]
+        return out + [_figure_html(f"{name}: {caption}", fig) for caption, fig in figures.items()]
 
     def _headlines(self) -> list[tuple[str, str]]:
         return [(name, headline(fit.tree)) for name, fit in self.fits.items()]
@@ -168,6 +190,9 @@ class Report:
         for name, fit, kind, state in self._sections():
             out.append(f"<h2>{_e(name)}: {_e(fit.framework.label)}</h2>")
             out.append(f"<p class='lead'>{_e(headline(fit.tree))}</p>")
+            if is_time_fit(fit.tree):
+                out += self._time_html(name, fit, kind, state, figures[name])
+                continue
             elo_note = (f"<em>Elo</em>: 1000 + 400·score/ln 10, a view of the same fit ({_e(fit.framework.scale_note)})."
                         if has_elo(fit.tree) else f"No Elo ratings: {_e(fit.framework.scale_note)}.")
             out.append(f"<p>{_e(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters. "
@@ -241,6 +266,12 @@ class Report:
             out += [f"## {md(name)}: {md(fit.framework.label)}", "", f"**{md(headline(fit.tree))}**", "",
                     f"{md(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters.", "",
                     f"> {md(state)}", ""]
+            if is_time_fit(fit.tree):   # the leaderboard as of its last period, and its change points
+                out += [_table_md(self._time_board(fit)), "", "Change points (posterior probability ≥ 0.5):", "",
+                        _table_md(fit.changes()), ""]
+                if image_dir is not None:
+                    out += self._images(image_dir, name, figures[name], files) + [""]
+                continue
             out += [_table_md(report_parts.board(fit).head(self.top)), ""]
             rates, _ = report_parts.observed_predicted(fit, self.top)
             out += ["Observed against predicted (% of each model's comparisons):", "", _table_md(rates), ""]

@@ -182,3 +182,78 @@ def judge_panel(scores, n_questions: int, rng: np.random.Generator, *, gamma=Non
                             "judge_model": np.array([f"j{x}" for x in range(k)], dtype=object)[judge],
                             "judge_preferred_model": np.array(["a", "b", "c"], dtype=object)[outcome]})
     return Panel(records, s, gamma, delta, eta)
+
+
+@dataclass(frozen=True)
+class TimeArena:
+    """A simulated arena over time and its truth (:func:`arena_over_time`).
+
+    Attributes
+    ----------
+    records : DataFrame
+        Battles ``model_a, model_b, winner, date`` (``date``: an ISO 8601 timestamp, UTC).
+    scores : ndarray
+        ``(items, periods)`` true scores, centred over the items in every period (NaN where an item
+        has not entered yet or has left).
+    periods : list of str
+        Start dates (ISO) of the periods.
+    changes : DataFrame
+        The planted changes: ``name, period, size`` (``period``: the first period at the new level).
+    """
+
+    records: pd.DataFrame
+    scores: np.ndarray
+    periods: list
+    changes: pd.DataFrame
+
+
+def arena_over_time(m: int, periods: int, battles_per_period: int, rng: np.random.Generator, *,
+                    change_share: float = 0.2, change_size: tuple[float, float] = (0.4, 0.8),
+                    entering: float = 0.2, spread: float = 1.0, eta: float | None = None,
+                    start: str = "2024-01-01", period: str = "week") -> TimeArena:
+    """Battles of an arena whose items change at known periods.
+
+    Item i has a score drawn from N(0, ``spread²``); a share ``change_share`` of the items changes once,
+    at a period drawn uniformly among its periods after the first, by a size of random sign and magnitude
+    uniform in ``change_size``; a share ``entering`` of the items enters at a period drawn uniformly in the
+    first half. Each period's battles pick pairs of the items present uniformly, and outcomes by
+    Bradley–Terry (or Davidson with tie parameter ``eta``) at that period's scores; each battle's
+    timestamp is uniform within its period.
+
+    Returns
+    -------
+    TimeArena
+    """
+    names = np.asarray(item_names(m), dtype=object)
+    base = rng.normal(0.0, spread, m)
+    first = np.zeros(m, dtype=np.int64)
+    late = rng.random(m) < entering
+    late[:2] = False  # two items present from the start
+    first[late] = rng.integers(1, max(periods // 2, 2), late.sum())
+    raw = np.repeat(base[:, None], periods, axis=1)
+    changed = []
+    for i in np.flatnonzero(rng.random(m) < change_share):
+        if periods - first[i] < 2:
+            continue
+        at = int(rng.integers(first[i] + 1, periods))
+        size = float(rng.choice([-1.0, 1.0]) * rng.uniform(*change_size))
+        raw[i, at:] += size
+        changed.append((names[i], at, size))
+    present = np.arange(periods)[None, :] >= first[:, None]
+    scores = np.where(present, raw, np.nan)
+    scores = scores - np.nanmean(scores, axis=0, keepdims=True)
+    step = {"day": pd.Timedelta(days=1), "week": pd.Timedelta(weeks=1)}.get(period)
+    starts = list(pd.date_range(start, periods=periods + 1, freq="MS") if period == "month"
+                  else [pd.Timestamp(start) + step * k for k in range(periods + 1)])
+    frames = []
+    for t in range(periods):
+        here = np.flatnonzero(present[:, t])
+        pairs = np.array([(a, b) for a in here for b in here if a < b])
+        frame = battles(raw[:, t], battles_per_period, rng, eta=eta, pairs=pairs)
+        length = starts[t + 1] - starts[t]
+        offset = pd.to_timedelta(rng.random(len(frame)) * length.total_seconds(), unit="s").floor("s")
+        frame["date"] = (starts[t] + offset).strftime("%Y-%m-%dT%H:%M:%SZ")
+        frames.append(frame)
+    iso = [pd.Timestamp(s).strftime("%Y-%m-%d") for s in starts[:periods]]
+    changes = pd.DataFrame([(n, iso[t], s) for n, t, s in changed], columns=["name", "period", "size"])
+    return TimeArena(pd.concat(frames, ignore_index=True), scores, iso, changes)

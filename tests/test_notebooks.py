@@ -25,6 +25,12 @@ EXPECTED = {
         "rank chosen by cross-validation: 1",   # HJA's rank, chosen from the data
         "the highest-leverage judge is",        # HJA's judge diagnostics, said in words
     ],
+    "ratings-over-time": [
+        "found 4 of 4 planted changes at the right week",   # the planted changes, against the truth
+        "m08 changed in the week of 2024-03-11",            # the quiet "nerf", dated
+        "leaderboard as of 2024-02-10 (week of 2024-02-05)",
+        "coverage of the 95% intervals",
+    ],
     "model-comparison": [
         "elpd_diff",
         "cannot be compared",           # the refusal of a comparison of different observations

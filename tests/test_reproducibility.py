@@ -74,6 +74,7 @@ CASES = {
     "judge-aware-covariate": (lambda: br.JudgeAwareCovariate(), "covariates"),
     "hja": (lambda: br.HJA(rank=1), "mtbench-judges"),
     "by-category": (lambda: br.ByCategory(), "categories"),  # NUTS only: its hierarchy needs the prior
+    "dynamic": (lambda: br.Dynamic(br.Davidson()), "periods"),
 }
 
 
@@ -88,6 +89,11 @@ def case_fit(name: str):
     make, source = CASES[name]
     if source == "covariates":
         return br.fit(make(), br.load(covariate_records(), covariates=["z"]))
+    if source == "periods":
+        from bayesrank.simulate import arena_over_time
+
+        sim = arena_over_time(6, 4, 400, np.random.default_rng(8), eta=-1.0)
+        return br.fit(make(), br.load(sim.records, time_column="date"), draws=200)
     if source == "categories":
         return br.fit(make(), br.load(category_records(), by="category"), method="nuts", draws=100, tune=100,
                       chains=2, random_seed=3, progressbar=False)

@@ -221,6 +221,7 @@ def connection() -> Iterator[duckdb.DuckDBPyConnection]:
     con = duckdb.connect(config={"temp_directory": scratch})
     with contextlib.suppress(duckdb.Error):  # in Jupyter without ipywidgets there is no bar to switch off
         con.execute("SET enable_progress_bar = false")
+    con.execute("SET TimeZone = 'UTC'")  # a timestamp without an offset is UTC, whatever the machine's zone
     try:
         yield con
     finally:
@@ -585,6 +586,38 @@ def _label(table: Table, name: str) -> str:
     return "NULL"
 
 
+#: Calendar periods a time column is grouped by (``period=``; CLI ``--period``): DuckDB's
+#: ``date_trunc`` units, whose weeks start on Monday (ISO 8601).
+PERIODS = ("day", "week", "month")
+
+
+def _moment(table: Table, name: str) -> tuple[str, str]:
+    """A date or timestamp column as a UTC ``TIMESTAMP``: (SQL of its value, NULL where the value is
+    neither; SQL of its raw text for messages). Text is read as ISO 8601 (a date, or a date and time
+    with an optional UTC offset; without one it is UTC); a number is Unix time in seconds (the arena
+    logs' ``tstamp``); date and timestamp columns keep their value."""
+    col, kind = table.column(name), table.columns[name]
+    raw = f"CAST({col} AS VARCHAR)"
+
+    def text(t):
+        return (f"(CASE WHEN TRY_CAST({t} AS DOUBLE) IS NOT NULL THEN to_timestamp(TRY_CAST({t} AS DOUBLE)) "
+                f"ELSE TRY_CAST({t} AS TIMESTAMPTZ) END) AT TIME ZONE 'UTC'")
+
+    if kind == "VARCHAR":
+        return text(f"trim({col})"), raw
+    if _is_number_type(kind):
+        return f"to_timestamp(CAST({col} AS DOUBLE)) AT TIME ZONE 'UTC'", raw
+    if kind == "JSON":
+        t = f"json_type({col})"
+        return (f"(CASE WHEN {t} IN {_JSON_NUMBERS} THEN to_timestamp(CAST({col} AS DOUBLE)) AT TIME ZONE 'UTC' "
+                f"WHEN {t} = 'VARCHAR' THEN {text(f"trim({col} ->> '$')")} END)"), raw
+    if kind.startswith("TIMESTAMP WITH TIME ZONE") or kind == "TIMESTAMPTZ":
+        return f"({col} AT TIME ZONE 'UTC')", raw
+    if kind.startswith("TIMESTAMP") or kind == "DATE":
+        return f"CAST({col} AS TIMESTAMP)", raw
+    return "CAST(NULL AS TIMESTAMP)", raw
+
+
 # ---------------------------------------------------------------------- shapes
 def detect_shape(columns: Sequence[str], source: str = "") -> str:
     """The record shape of a table from its columns (see :data:`SHAPES`).
@@ -640,7 +673,7 @@ class Cells:
     Attributes
     ----------
     frame : DataFrame
-        ``model_a, model_b[, judge][, first][, covariate:<name> …][, contrast:<name> …], wins_a, wins_b, ties,
+        ``model_a, model_b[, judge][, first][, period][, covariate:<name> …][, contrast:<name> …], wins_a, wins_b, ties,
         ties_bothbad``: one row per cell with at least one used record (pairs × judges ×
         positions, never records).
     records : int
@@ -653,6 +686,9 @@ class Cells:
         Judge agreement on shared records (judge records with question ids).
     warnings : list of str
         How the records were read, in words (names merged or looking alike, duplicates).
+    period_unit : str
+        The calendar period of the ``period`` column (``"day"``, ``"week"``, ``"month"``);
+        empty without a time column.
     """
 
     frame: pd.DataFrame
@@ -661,6 +697,7 @@ class Cells:
     notes: dict[str, int]
     agreement: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
+    period_unit: str = ""
 
 
 @dataclass
@@ -679,6 +716,8 @@ def aggregate(
     covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (),
     by: str | None = None,
+    time_column: str | None = None,
+    period: str = "week",
     what: str = "record",
     drop_duplicates: bool = False,
 ) -> Cells:
@@ -703,6 +742,12 @@ def aggregate(
     by : str, optional
         A category column (language, task type) grouping battle or count records; it takes
         the place of the judge (``judge`` of counts). Judge records are grouped by judge.
+    time_column : str, optional
+        A date or timestamp column (:func:`_moment`); the records are grouped into calendar
+        periods by it, and each cell carries the start of its period (column ``period``, an
+        ISO date). Every record needs one: a value that is neither is refused, naming it.
+    period : {"day", "week", "month"}
+        The calendar period of ``time_column`` (weeks start on Monday, ISO 8601).
     what : str
         What a record is called in messages ("record", "row", "pair").
     drop_duplicates : bool
@@ -725,6 +770,11 @@ def aggregate(
     if both:
         raise DataError(f"column(s) {', '.join(map(repr, both))} given as both covariates and contrasts; pass each "
                         "column once.")
+    if time_column is not None:
+        if period not in PERIODS:
+            raise DataError(f"period={period!r} is not a calendar period; use one of {', '.join(PERIODS)}.")
+        if time_column not in table.columns:
+            raise DataError(f"time column {time_column!r} not found{where} (columns: {', '.join(columns)}).")
     if by is not None:
         if shape == "judgements":
             raise DataError(f"by={by!r}: judge records are grouped by their judge already; "
@@ -773,6 +823,10 @@ def aggregate(
             value["ties_bothbad"] = "0.0"
             skip = f"coalesce({label} = 'unknown', false)"
         value["first"] = "0"  # model_a is the answer shown first
+    if time_column is not None:
+        moment, raw = _moment(table, time_column)
+        value["period"] = f"strftime(date_trunc({_lit(period)}, {moment}), '%Y-%m-%d')"
+        checks.append(_Check(time_column, raw, f"{value['period']} IS NULL", "time"))
     extra = {}  # column key of the cell table -> its SQL name in the query
     for kind, names in (("covariate", covariates), ("contrast", contrasts)):
         for k, name in enumerate(names):
@@ -792,7 +846,7 @@ def aggregate(
         source_sql, weight = table.sql, "1"
     else:
         used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
-                or c == judge_column or c in covariates or c in contrasts or c in ids]
+                or c == judge_column or c == time_column or c in covariates or c in contrasts or c in ids]
         source_sql = (f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r "
                       "GROUP BY ALL")
         weight = "1" if drop_duplicates and ids else "_n"
@@ -808,6 +862,7 @@ def aggregate(
     inner.append("_n - 1 AS _dup" if ids else "0 AS _dup")
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
+        + (["period"] if time_column is not None else []) \
         + list(extra.values())
     outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
              f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b",
@@ -817,6 +872,8 @@ def aggregate(
         outer += ["judge", "_written_judge"]
     if "first" in value:
         outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
+    if time_column is not None:
+        outer.append("period")
     outer += [q for key, q in extra.items() if key.startswith("covariate:")]
     outer += [f"CASE WHEN {flip} THEN -{q} ELSE {q} END AS {q}" for key, q in extra.items()
               if key.startswith("contrast:")]
@@ -884,7 +941,8 @@ def aggregate(
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(keys, kind="stable").reset_index(drop=True)
-    return Cells(frame, n_records, dropped, notes, agreement, warnings)
+    return Cells(frame, n_records, dropped, notes, agreement, warnings,
+                 period if time_column is not None else "")
 
 
 #: Notes (``Comparisons.notes``) of the reading rules.
@@ -969,6 +1027,10 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
     if problem == "first":
         return (f"{head}: column 'first' is {_shown(value)}; use 'a' or 0 (model_a shown first) or 'b' or 1 "
                 "(model_b shown first).")
+    if problem == "time":
+        return (f"{head}: time column '{column}' = {_shown(value)} is not a date or timestamp ({n} such {what}s); "
+                "write ISO 8601 dates or timestamps (2024-03-05, 2024-03-05T14:30:00Z) or Unix seconds, or "
+                f"remove the {what}.")
     if problem in ("covariate", "contrast"):
         return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")

@@ -64,6 +64,13 @@ class Comparisons:
         enter the linear predictor of every framework with a coefficient (style control).
     contrast_names : tuple of str
         Names of the contrast columns.
+    period : ndarray of int or None
+        Calendar period of each cell (an index into ``periods``) when the records carry a time
+        column; records of different periods stay in different cells.
+    periods : tuple of str
+        Start dates of the periods (ISO 8601, ascending): those with at least one comparison.
+    period_unit : str
+        ``"day"``, ``"week"`` (starting on Monday) or ``"month"``; empty without periods.
     agreement : DataFrame or None
         For judge records with question ids: the share of identical verdicts of each pair of
         judges on the records they share (columns ``judge_1, judge_2, shared, agreement``;
@@ -98,6 +105,9 @@ class Comparisons:
     covariate_names: tuple[str, ...] = ()
     contrasts: np.ndarray | None = None
     contrast_names: tuple[str, ...] = ()
+    period: np.ndarray | None = None
+    periods: tuple[str, ...] = ()
+    period_unit: str = ""
     agreement: pd.DataFrame | None = None
     dropped: Mapping[str, int] = field(default_factory=dict)
     source: str = ""
@@ -212,6 +222,10 @@ class Comparisons:
         if "first" in frame:
             f = frame["first"].to_numpy(dtype=np.int64)
             keys["first"] = np.where(flip, 1 - f, f)
+        periods = ()
+        if "period" in frame:
+            periods = tuple(sorted(set(frame["period"])))
+            keys["period"] = np.searchsorted(np.asarray(periods, dtype=object), frame["period"].to_numpy(dtype=object))
         names = tuple(c.removeprefix("covariate:") for c in frame.columns if c.startswith("covariate:"))
         for name in names:
             keys[f"covariate:{name}"] = frame[f"covariate:{name}"].to_numpy(dtype=float)
@@ -240,6 +254,8 @@ class Comparisons:
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
                                    {**dict(dropped or {}), **cells.dropped}, source,
                                    contrast_names)
+        if periods:
+            out = replace(out, periods=periods, period_unit=cells.period_unit)
         return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes,
                        warnings=tuple(cells.warnings))
 
@@ -265,6 +281,7 @@ class Comparisons:
             judges=judges,
             judge=cells["judge"].to_numpy(np.int64) if "judge" in cells else None,
             first=cells["first"].to_numpy(np.int64) if "first" in cells else None,
+            period=cells["period"].to_numpy(np.int64) if "period" in cells else None,
             covariates=covariates,
             covariate_names=tuple(covariate_names),
             contrasts=contrasts,
@@ -317,6 +334,7 @@ class Comparisons:
             ties_bothbad=self.ties_bothbad[sel],
             judge=None if self.judge is None else self.judge[sel],
             first=None if self.first is None else self.first[sel],
+            period=None if self.period is None else self.period[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
             contrasts=None if self.contrasts is None else self.contrasts[sel],
         )
@@ -413,6 +431,8 @@ class Comparisons:
             frame["judge"] = np.asarray(self.judges, dtype=object)[self.judge]
         if self.first is not None:
             frame["first"] = np.where(self.first == FIRST_A, "a", "b")
+        if self.period is not None:
+            frame["period"] = np.asarray(self.periods, dtype=object)[self.period]
         for k, name in enumerate(self.covariate_names):
             frame[name] = self.covariates[:, k]
         for k, name in enumerate(self.contrast_names):
@@ -430,6 +450,8 @@ class Comparisons:
             cells["judge"] = self.judge
         if self.first is not None:
             cells["first"] = self.first
+        if self.period is not None:
+            cells["period"] = self.period
         ds = xr.Dataset(
             {**{k: ("data_cell", v) for k, v in cells.items()},
              "counts": (("data_cell", "outcome"), self.counts()),
@@ -447,6 +469,9 @@ class Comparisons:
             ds = ds.assign_coords(contrast=list(self.contrast_names))
         if self.judges is not None:
             ds = ds.assign_coords(judge_name=list(self.judges))
+        if self.period is not None:
+            ds = ds.assign_coords(period_start=list(self.periods))
+            ds.attrs["period_unit"] = self.period_unit
         if self.agreement is not None:
             for col in self.agreement.columns:
                 ds[f"agreement_{col}"] = ("judge_pair", self.agreement[col].to_numpy())
@@ -471,6 +496,9 @@ class Comparisons:
             judges=tuple(str(x) for x in ds["judge_name"].values) if "judge_name" in ds.coords else None,
             judge=ds["judge"].values.astype(np.int64) if "judge" in ds else None,
             first=ds["first"].values.astype(np.int64) if "first" in ds else None,
+            period=ds["period"].values.astype(np.int64) if "period" in ds else None,
+            periods=tuple(str(x) for x in ds["period_start"].values) if "period_start" in ds.coords else (),
+            period_unit=str(ds.attrs.get("period_unit", "")),
             covariates=ds["covariates"].values.astype(float) if "covariates" in ds else None,
             covariate_names=tuple(str(x) for x in ds["covariate"].values) if "covariate" in ds.coords else (),
             contrasts=ds["contrasts"].values.astype(float) if "contrasts" in ds else None,
@@ -522,6 +550,9 @@ class Comparisons:
             out["covariates"] = list(self.covariate_names)
         if self.contrast_names:
             out["contrasts"] = list(self.contrast_names)
+        if self.period is not None:
+            out["periods"] = {"unit": self.period_unit, "n_periods": len(self.periods), "first": self.periods[0],
+                              "last": self.periods[-1]}
         out["accounting"] = self.accounting()
         return out
 

@@ -238,8 +238,9 @@ def _count_table(src: Source, both_bad_as_ties: bool | None) -> Comparisons:
 
 
 def read(
-    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
+    path: str | Path, format: str | None = None, *, both_bad_as_ties: bool | None = None,
+    covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
+    drop_duplicates: bool = False, time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -269,6 +270,9 @@ def read(
     drop_duplicates : bool
         Count a record that repeats an earlier one exactly once (records with an identifier
         column; :mod:`bayesrank.data.aggregate`). Duplicates are reported either way.
+    time_column, period : str
+        A date or timestamp column and the calendar period grouping the records by it
+        (:func:`~bayesrank.data.records.from_frame`).
 
     Raises
     ------
@@ -278,9 +282,10 @@ def read(
     """
     with opened(path, format) as src:
         if src.format == "counts":
+            _no_time_column(src.name, time_column)
             return _count_table(src, both_bad_as_ties)
         kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
-                  source=src.name, drop_duplicates=drop_duplicates)
+                  source=src.name, drop_duplicates=drop_duplicates, time_column=time_column, period=period)
         with connection() as con:
             table = _table(con, src)
             if table is not None:
@@ -291,6 +296,7 @@ def read(
                                 f"{type(content).__name__}.")
             frame = _json_object_frame(content, src.name)
             if frame is None:
+                _no_time_column(src.name, time_column)
                 return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=src.name)
             return from_table(table_from_frame(con, frame, src.name), **kw)
 
@@ -306,6 +312,13 @@ def _table(con, src: Source) -> Table | None:
     if layout == "document":
         return None
     return table_from_json_records(con, src.path, src.name, layout, lambda: _locate_json(src, layout))
+
+
+def _no_time_column(name: str, time_column: str | None) -> None:
+    """Refuse a time column for a count table, which has no records to date."""
+    if time_column is not None:
+        raise DataError(f"{name} is a count table without record columns, so time_column={time_column!r} "
+                        "cannot apply; pass the records with their dates instead.")
 
 
 def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:

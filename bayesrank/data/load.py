@@ -48,6 +48,7 @@ def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparis
 def load(
     data, *, format: str | None = None, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
+    time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -79,6 +80,12 @@ def load(
     drop_duplicates : bool
         Count records that repeat an earlier record exactly once (records with an identifier
         column; :mod:`bayesrank.data.aggregate`); reported either way (CLI: ``--drop-duplicates``).
+    time_column : str, optional
+        A date or timestamp column of the records (ISO 8601 text, Unix seconds, or a date type):
+        the records are grouped into calendar periods, for ratings over time
+        (:class:`~bayesrank.model.dynamic.Dynamic`).
+    period : {"day", "week", "month"}
+        The calendar period of ``time_column`` (weeks start on Monday, ISO 8601).
 
     Returns
     -------
@@ -92,15 +99,19 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates)
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates, time_column, period)
 
 
-def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates) -> Comparisons:
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates, time_column,
+            period) -> Comparisons:
     records = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
-                   drop_duplicates=drop_duplicates)
+                   drop_duplicates=drop_duplicates, time_column=time_column, period=period)
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, **records)
     if isinstance(data, Mapping):
+        if time_column is not None:
+            raise DataError(f"a count table has no record columns, so time_column={time_column!r} cannot apply; "
+                            "pass the records with their dates instead.")
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
         path = _local(data)
@@ -117,7 +128,8 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_dupl
                                              "bundled dataset"))
             return out
         if bundled:
-            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by)) if v]
+            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by),
+                                                 ("time_column", time_column)) if v]
             if asked:
                 raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
                                 f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")

@@ -49,21 +49,24 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 # ---------------------------------------------------------------------- records
 def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool | None = None,
                covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-               source: str = "", drop_duplicates: bool = False) -> Comparisons:
+               source: str = "", drop_duplicates: bool = False, time_column: str | None = None,
+               period: str = "week") -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
     (the shape is detected from the columns when not given)."""
     shape = shape or detect_shape(list(table.columns), table.source)
     cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                      by=by, what="row" if shape == "counts" else "record", drop_duplicates=drop_duplicates)
+                      by=by, time_column=time_column, period=period, what="row" if shape == "counts" else "record",
+                      drop_duplicates=drop_duplicates)
     return Comparisons.from_aggregate(cells, source=source)
 
 
 def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None,
-          drop_duplicates=False) -> Comparisons:
+          drop_duplicates=False, time_column=None, period="week") -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
         return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                          contrasts=contrasts, by=by, source=source, drop_duplicates=drop_duplicates)
+                          contrasts=contrasts, by=by, source=source, drop_duplicates=drop_duplicates,
+                          time_column=time_column, period=period)
 
 
 def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
@@ -160,7 +163,8 @@ def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequenc
 
 
 def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-               by: str | None = None, source: str = "", drop_duplicates: bool = False) -> Comparisons:
+               by: str | None = None, source: str = "", drop_duplicates: bool = False, time_column: str | None = None,
+               period: str = "week") -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -185,6 +189,11 @@ def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence
     drop_duplicates : bool
         Count a record that repeats an earlier one exactly (records with an identifier column,
         :data:`~bayesrank.data.aggregate.ID_COLUMNS`) once; duplicates are reported either way.
+    time_column : str, optional
+        A date or timestamp column grouping the records into calendar periods
+        (:func:`~bayesrank.data.aggregate.aggregate`): ISO 8601 text, Unix seconds, or a date type.
+    period : {"day", "week", "month"}
+        The calendar period (weeks start on Monday).
 
     Raises
     ------
@@ -192,7 +201,7 @@ def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, drop_duplicates)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, drop_duplicates, time_column, period)
 
 
 # ---------------------------------------------------------------------- count tables

@@ -403,6 +403,19 @@ class NaturalMap:
             out[rows] += B.times(V[cols])
         return out
 
+    def sparse(self, n_free: int) -> sp.csr_matrix:
+        """B as one sparse ``(size, n_free)`` matrix (a block's rank-one part, where it has one, made
+        dense): for products of sparse natural-coordinate matrices Bᵀ H B that stay sparse."""
+        rows_all, cols_all, values = [], [], []
+        index_rows, index_cols = np.arange(self.size), np.arange(n_free)
+        for rows, cols, block in self.blocks:
+            S = sp.coo_matrix(block.S if block.u is None else block.dense())
+            rows_all.append(index_rows[rows][S.row])
+            cols_all.append(index_cols[cols][S.col])
+            values.append(S.data)
+        return sp.csr_matrix((np.concatenate(values), (np.concatenate(rows_all), np.concatenate(cols_all))),
+                             shape=(self.size, n_free))
+
     def pull_back_product(self, H, v: np.ndarray) -> np.ndarray:
         """:meth:`pull_back_matrix` times a vector without forming the matrix, Bᵀ (H (B v)):
         O(non-zeros of H and B), a Hessian-vector product."""

@@ -47,6 +47,7 @@ def structure_key(framework: Framework, data: Comparisons, prior: str) -> tuple:
         data.n_judges,
         data.judge is not None,
         data.first is not None,
+        len(data.periods) if data.period is not None else None,
         tuple(data.covariate_names),
         framework.structure_key(data),
         tuple(data.contrast_names),
@@ -78,7 +79,7 @@ def structure_of(framework: Framework, data: Comparisons, prior: str = "flat") -
 def cell_arrays(data: Comparisons) -> dict[str, np.ndarray]:
     """The per-cell data arrays of :data:`~bayesrank.model.framework.CELL_DATA` that ``data`` has."""
     arrays = {"item_a": data.a, "item_b": data.b, "judge_index": data.judge, "first": data.first,
-              "covariates": data.covariates, "contrasts": data.contrasts}
+              "period_index": data.period, "covariates": data.covariates, "contrasts": data.contrasts}
     return {name: arrays[name] for name in CELL_DATA if arrays[name] is not None}
 
 
@@ -228,7 +229,7 @@ class Structure:
             local = {}
             for key, loc in {**pred.inputs, **pred.constants}.items():
                 shape = shapes[loc.var] if loc.var in shapes else self.model[loc.var].get_value().shape
-                local[key] = shape[1:] if loc.by is not None else shape
+                local[key] = shape[_gathered_axes(loc.by):]
             out[name] = predictor_kernel(pred, local, cell_ndims, self.cell_dtypes())
         out["link"] = link_kernel(self.framework.link)
         return out
@@ -283,8 +284,9 @@ class Structure:
                     size = int(np.prod(shape)) if shape else 1
                     blocks.append(np.broadcast_to(offset + np.arange(size), (n, size)))
                 else:
-                    width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-                    index = np.asarray(cells[loc.by], dtype=np.int64)
+                    axes = _gathered_axes(loc.by)
+                    width = int(np.prod(shape[axes:])) if len(shape) > axes else 1
+                    index = _flat_index(shape[:axes], cells, loc.by)
                     blocks.append(offset + index[:, None] * width + np.arange(width))
             out[name] = np.concatenate(blocks, axis=1)
         return out
@@ -325,13 +327,28 @@ class _TemplateData:
         self.n_judges = 0 if self.judges is None else len(self.judges)
         self.judge = np.empty(0, dtype=np.int64) if "judge_index" in names else None
         self.first = np.empty(0, dtype=np.int64) if "first" in names else None
+        self.period = np.empty(0, dtype=np.int64) if "period_index" in names else None
+        self.periods = tuple(model.coords.get("period", ()))
+
+
+def _gathered_axes(by) -> int:
+    """How many leading axes of a variable a :class:`~bayesrank.model.framework.Local`'s ``by`` gathers."""
+    return 0 if by is None else len(by) if isinstance(by, tuple) else 1
+
+
+def _flat_index(shape: tuple, cells, by) -> np.ndarray:
+    """The cells' row-major positions in the gathered leading axes ``shape`` of a variable."""
+    names = by if isinstance(by, tuple) else (by,)
+    return np.ravel_multi_index(tuple(np.asarray(cells[name], dtype=np.int64) for name in names), shape)
 
 
 def _gather(value: np.ndarray, cells, by, n) -> np.ndarray:
     """``(k, *shape)`` draws of a variable as k × n cells see them, flattened to ``(k·n, …)``."""
     k = value.shape[0]
     if by is not None:
-        out = value[:, np.asarray(cells[by], dtype=np.int64)]
+        axes = _gathered_axes(by)
+        flat = value.reshape(k, -1, *value.shape[1 + axes:])
+        out = flat[:, _flat_index(value.shape[1:1 + axes], cells, by)]
     else:
         out = np.broadcast_to(value[:, None], (k, n, *value.shape[1:]))
     return out.reshape(k * n, *out.shape[2:])

@@ -93,6 +93,9 @@ def cell_groups(prepared: Comparisons) -> dict[str, xr.Dataset]:
         constant = constant.assign_coords(contrast=list(prepared.contrast_names))
     if prepared.judges is not None:
         constant = constant.assign_coords(judge=list(prepared.judges))
+    if prepared.period is not None:
+        constant = constant.assign_coords(period_start=list(prepared.periods))
+        constant.attrs["period_unit"] = prepared.period_unit
     return {"observed_data": observed, "constant_data": constant}
 
 

@@ -39,7 +39,7 @@ pt = lazy_module("pytensor.tensor")
 OBSERVED = "outcomes"
 
 #: Per-cell data the predictors may read, as named in the model (``pm.Data`` containers).
-CELL_DATA = ("item_a", "item_b", "judge_index", "first", "covariates", "contrasts")
+CELL_DATA = ("item_a", "item_b", "judge_index", "first", "period_index", "covariates", "contrasts")
 
 #: How one comparison of each outcome (rows: a wins, b wins, tie) enters a likelihood, as the
 #: counts of each outcome column it adds (:meth:`Framework.outcome_map`).
@@ -62,13 +62,15 @@ class Local:
     var : str
         Name of a model variable (free or deterministic; it must be an affine function of
         the free coordinates, which every structure here guarantees).
-    by : {"item_a", "item_b", "judge_index"} or None
-        The per-cell index the variable is gathered by (its first axis), or None for a
-        variable every cell sees whole (a global threshold, a coefficient vector).
+    by : {"item_a", "item_b", "judge_index"}, tuple of them and "period_index", or None
+        The per-cell index the variable is gathered by (its first axis); a tuple of per-cell
+        indices gathers by its first axes together (``("item_a", "period_index")``: an item's score in
+        the cell's period); None for a variable every cell sees whole (a global threshold, a
+        coefficient vector).
     """
 
     var: str
-    by: str | None = None
+    by: str | tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -378,6 +380,7 @@ def cell_data(data: Comparisons) -> dict:
         "item_b": data.b,
         "judge_index": data.judge,
         "first": data.first,
+        "period_index": data.period,
         "covariates": data.covariates,
         "contrasts": data.contrasts,
     }
@@ -390,8 +393,10 @@ def cell_data(data: Comparisons) -> dict:
 
 
 def gather(variable, cells: Mapping, by: str | None, n):
-    """A variable as the cells see it: rows picked by the cells' ``by`` index, or the whole
-    variable repeated for every cell."""
+    """A variable as the cells see it: rows picked by the cells' ``by`` index (or indices), or
+    the whole variable repeated for every cell."""
+    if isinstance(by, tuple):
+        return variable[tuple(cells[name] for name in by)]
     if by is not None:
         return variable[cells[by]]
     variable = pt.as_tensor(variable)

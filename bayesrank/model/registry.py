@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.model.categories import ByCategory
+from bayesrank.model.dynamic import Dynamic
 from bayesrank.model.framework import Framework
 from bayesrank.model.hja import HJA
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, SignedJudgeAware
@@ -13,7 +14,7 @@ from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 FRAMEWORKS: dict[str, type[Framework]] = {
     cls.name: cls
     for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate, HJA,
-                ByCategory)
+                ByCategory, Dynamic)
 }
 
 
@@ -32,6 +33,8 @@ def framework_from_spec(spec: dict) -> Framework:
     cls = FRAMEWORKS[name]
     # each framework may have its own priors dataclass (JudgeAware: JudgePriors)
     priors = cls.__dataclass_fields__["priors"].default_factory(**spec.pop("priors", {}))
+    # an option that is itself a framework (the base of a Dynamic) is saved as its spec
+    spec = {k: framework_from_spec(v) if isinstance(v, dict) and "framework" in v else v for k, v in spec.items()}
     try:
         return cls(**spec, priors=priors)
     except TypeError as err:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 
@@ -19,17 +20,22 @@ import xarray as xr
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import FitFileError, ModelSpecError
+from bayesrank.inference.dynamic import fit_time
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
+from bayesrank.model.dynamic import Dynamic
 from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.ranksets import rank_sets, top_set
+from bayesrank.results import trajectories as over_time
 
 #: Inference methods of :func:`fit`.
 METHODS = {"map": fit_map, "nuts": fit_nuts}
+#: … and of a fit over time (:class:`~bayesrank.model.dynamic.Dynamic`): its fast path keeps the jump prior.
+TIME_METHODS = {"map": fit_time, "nuts": fit_nuts}
 
 
 def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
@@ -44,7 +50,10 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     method : {"map", "nuts"}
         ``"map"``: maximum likelihood (flat priors) with asymptotic Wald intervals
         (:func:`~bayesrank.inference.map.fit_map`); ``"nuts"``: posterior sampling with the
-        weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`).
+        weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`). For a
+        :class:`~bayesrank.model.dynamic.Dynamic` framework ``"map"`` is the fast path of
+        :func:`~bayesrank.inference.dynamic.fit_time` (the jump prior kept, its scales by empirical
+        Bayes).
     **kwargs
         Passed to the method (``n_draws``, ``information``; ``draws``, ``tune``, ``chains``,
         ``random_seed``, ``sampler``, ...).
@@ -63,23 +72,25 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
-    options = method_options(method, kwargs)
+    methods = TIME_METHODS if isinstance(framework, Dynamic) else METHODS
+    options = method_options(method, kwargs, methods)
     comparisons = data if isinstance(data, Comparisons) else load(data)
-    return Fit(METHODS[method](framework, comparisons, **options))
+    return Fit(methods[method](framework, comparisons, **options))
 
 
-def _options_of(method: str) -> dict[str, object]:
+def _options_of(method: str, methods: Mapping[str, Callable] = METHODS) -> dict[str, object]:
     """The keyword options of a method's function with their type hints."""
-    function = METHODS[method]
+    function = methods[method]
     hints = typing.get_type_hints(function)
     return {name: hints.get(name) for name, p in inspect.signature(function).parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def method_options(method: str, options: dict) -> dict:
+def method_options(method: str, options: dict, methods: Mapping[str, Callable] = METHODS) -> dict:
     """The options of ``fit(method=...)`` checked against the method's function before any
     work: each must be one of its options, and whole numbers, numbers and booleans must be of
-    that kind (NumPy scalars are taken as the Python number they hold).
+    that kind (NumPy scalars are taken as the Python number they hold). ``methods`` maps the
+    method names to their functions (:data:`TIME_METHODS` for a fit over time).
 
     Raises
     ------
@@ -87,12 +98,12 @@ def method_options(method: str, options: dict) -> dict:
         An option the method does not have (naming the function and its options, and the
         method that has it), or a value of the wrong kind.
     """
-    known = _options_of(method)
-    function = METHODS[method]
+    known = _options_of(method, methods)
+    function = methods[method]
     where = f"fit(method={method!r}) ({function.__module__}.{function.__name__})"
     unknown = [k for k in options if k not in known]
     if unknown:
-        elsewhere = {k: m for k in unknown for m in METHODS if m != method and k in _options_of(m)}
+        elsewhere = {k: m for k in unknown for m in methods if m != method and k in _options_of(m, methods)}
         hint = "".join(f"; {k} is an option of method={m!r}" for k, m in elsewhere.items())
         raise ModelSpecError(f"{', '.join(unknown)} {'is not an option' if len(unknown) == 1 else 'are not options'} "
                              f"of {where}; its options: {', '.join(known)}{hint}.")
@@ -188,8 +199,36 @@ class Fit:
     def scores(self) -> pd.Series:
         return leaderboard.scores(self.tree)
 
-    def leaderboard(self, level: float = 0.95, elo: bool | Elo = False) -> pd.DataFrame:
+    def leaderboard(self, level: float = 0.95, elo: bool | Elo = False, at=None) -> pd.DataFrame:
+        """The leaderboard (:func:`bayesrank.results.leaderboard.leaderboard`); a fit over time gives
+        the one as of the date ``at`` (default: its last period;
+        :func:`bayesrank.results.trajectories.leaderboard_at`), without Elo columns."""
+        if over_time.is_time_fit(self.tree):
+            if elo is not False:
+                raise ModelSpecError("Fit.leaderboard: elo is not available for a fit over time; use at=, level=.")
+            return over_time.leaderboard_at(self.tree, at, level)
+        if at is not None:
+            raise ModelSpecError("Fit.leaderboard: at= needs a fit over time (bayesrank.Dynamic); valid options "
+                                 "here: level, elo.")
         return leaderboard.leaderboard(self.tree, level, elo)
+
+    # ------------------------------------------------------------------ over time
+    @property
+    def periods(self) -> list[str]:
+        """Start dates of the periods of a fit over time."""
+        return over_time.periods(self.tree)
+
+    def trajectories(self, level: float = 0.95) -> pd.DataFrame:
+        """Every item's score per period with intervals (:func:`bayesrank.results.trajectories.trajectories`)."""
+        return over_time.trajectories(self.tree, level)
+
+    def changes(self, threshold: float = over_time.CHANGE_THRESHOLD) -> pd.DataFrame:
+        """Change points of probability ≥ ``threshold`` (:func:`bayesrank.results.trajectories.changes`)."""
+        return over_time.changes(self.tree, threshold)
+
+    def predict_next(self, item_a, item_b, random_seed: int = 0) -> pd.DataFrame:
+        """One-step-ahead outcome probabilities (:func:`bayesrank.results.trajectories.predict_next`)."""
+        return over_time.predict_next(self.tree, item_a, item_b, random_seed)
 
     def elo(self, level: float = 0.95, view: Elo | None = None) -> pd.DataFrame:
         """Elo ratings with intervals (:func:`bayesrank.results.elo.elo`)."""

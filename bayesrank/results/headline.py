@@ -2,7 +2,8 @@
 
 Computed from the simultaneous rank sets (:func:`bayesrank.results.ranksets.rank_sets`): the
 models that may be first at the stated level all at once, so the sentence holds for the whole
-top together, not one model at a time.
+top together, not one model at a time. A fit over time is told as of its last period, from
+each model's rank interval then (:func:`bayesrank.results.trajectories.leaderboard_at`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import xarray as xr
 from bayesrank.results.estimates import has_intervals
 from bayesrank.results.leaderboard import scores
 from bayesrank.results.ranksets import rank_sets
+from bayesrank.results.trajectories import is_time_fit, leaderboard_at
 
 #: Models named before a list is shortened.
 _NAMED = 6
@@ -33,6 +35,8 @@ def headline(tree: xr.DataTree, level: float = 0.95) -> str:
         (simultaneous rank sets), or how many models may be first and which; for a fit without
         estimates or without intervals, what can be said instead.
     """
+    if is_time_fit(tree):
+        return _headline_over_time(tree, level)
     s = scores(tree)
     if not np.all(np.isfinite(s.to_numpy())):
         return "No model leads: the fit has no estimates (see the warnings)."
@@ -49,6 +53,18 @@ def headline(tree: xr.DataTree, level: float = 0.95) -> str:
         return f"{leader} leads, ahead of every other model at {pct} (simultaneous rank sets){more}."
     return (f"{leader} leads, but the top {len(first)} are not separated: {_names(first)} may each be first at "
             f"{pct} (simultaneous rank sets).")
+
+
+def _headline_over_time(tree: xr.DataTree, level: float) -> str:
+    """Who leads a fit over time as of its last period, and which other models' rank intervals
+    at ``level`` (one model at a time) reach first place then."""
+    board = leaderboard_at(tree, None, level)
+    leader, period, pct = str(board["name"].iloc[0]), board.attrs["period"], f"{100 * level:g}%"
+    others = [str(n) for n in board.loc[board["rank_lower"] <= 1, "name"] if str(n) != leader]
+    if not others:
+        return f"{leader} leads as of {period}: no other model's {pct} rank interval reaches first place."
+    return (f"{leader} leads as of {period}, but {_names(others)} may also be first ({pct} rank interval of each "
+            "model).")
 
 
 __all__ = ["headline"]

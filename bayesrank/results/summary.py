@@ -14,6 +14,7 @@ from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
+from bayesrank.results.trajectories import is_time_fit, leaderboard_at, to_json_fields
 
 #: Columns of each entry of ``items`` in :func:`to_json`.
 ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "elo", "elo_lower",
@@ -75,7 +76,18 @@ def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> d
     :func:`bayesrank.data.positions.verdict_shares`), and data with positions
     ``presentation_order`` (:class:`bayesrank.data.positions.PresentationOrder`). When the fit
     has too few draws for intervals at ``level``, ``warnings`` says so
-    (:func:`~bayesrank.results.estimates.too_few_draws`)."""
+    (:func:`~bayesrank.results.estimates.too_few_draws`). A fit over time adds ``periods``
+    (ISO start dates), each item's ``trajectory`` (``period, score, lower, upper``) and
+    ``changes`` (``name, period, size, probability`` for every change of probability ≥ 0.5);
+    its ``items`` are the leaderboard as of the last period
+    (:mod:`bayesrank.results.trajectories`)."""
+    if is_time_fit(tree):   # the board as of the last period, and the answers over time
+        board = leaderboard_at(tree, None, level)
+        items = [dict(row) for row in board[[f for f in ITEM_FIELDS if f in board]].to_dict("records")]
+        fields = to_json_fields(tree, level)
+        for item in items:
+            item["trajectory"] = fields["trajectory"].get(item["name"], [])
+        return plain({**summary(tree), "periods": fields["periods"], "items": items, "changes": fields["changes"]})
     elo = (elo or Elo()) if has_elo(tree) else None
     board = leaderboard(tree, level, elo if elo is not None else False)
     # a fit without intervals (intervals="none") has no se / interval / rank-interval fields
