@@ -46,6 +46,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from bayesrank.data.clusters import Clusters
 from bayesrank.errors import DataError
 
 #: Outcome labels of Chatbot Arena battle records (column ``winner``).
@@ -485,6 +486,10 @@ class Cells:
         Other reading notes with counts (names with surrounding whitespace).
     agreement : DataFrame or None
         Judge agreement on shared records (judge records with question ids).
+    clusters : Clusters or None
+        With ``cluster=``: the comparisons of each cell by cluster, the ``cell`` of each row
+        numbering the cells as the frame's ``_cell`` column does
+        (:meth:`~bayesrank.data.comparisons.Comparisons.from_aggregate` renumbers them).
     """
 
     frame: pd.DataFrame
@@ -492,6 +497,7 @@ class Cells:
     dropped: dict[str, int]
     notes: dict[str, int]
     agreement: pd.DataFrame | None = None
+    clusters: Clusters | None = None
 
 
 @dataclass
@@ -510,6 +516,7 @@ def aggregate(
     covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (),
     by: str | None = None,
+    cluster: Sequence[str] = (),
     what: str = "record",
 ) -> Cells:
     """Validate the records of ``table`` and aggregate them into cells in one DuckDB pass.
@@ -532,6 +539,10 @@ def aggregate(
     by : str, optional
         A category column (language, task type) grouping battle or count records; it takes
         the place of the judge (``judge`` of counts). Judge records are grouped by judge.
+    cluster : sequence of str
+        Columns naming the cluster of each record (user, prompt, conversation, judge): the
+        records are aggregated by cell × cluster, the clusters kept as ``cluster:<name>``
+        columns (:mod:`bayesrank.data.clusters`). A record without its cluster is refused.
     what : str
         What a record is called in messages ("record", "row", "pair").
 
@@ -557,6 +568,11 @@ def aggregate(
                             "group battle or count records by a category instead.")
         if by not in table.columns:
             raise DataError(f"category column {by!r} (by=) not found{where} (columns: {', '.join(columns)}).")
+    cluster = list(cluster)
+    missing = [c for c in cluster if c not in table.columns]
+    if missing:
+        raise DataError(f"cluster column(s) {', '.join(repr(c) for c in missing)} (cluster=) not found{where} "
+                        f"(columns: {', '.join(columns)}).")
 
     checks: list[_Check] = []
     value: dict[str, str] = {}
@@ -627,19 +643,19 @@ def aggregate(
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
         + [_q(f"covariate:{k}") for k in covariates] + [_q(f"contrast:{k}") for k in contrasts]
-    outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
-             f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
+    oriented = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
+                f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
     if judge_column:
-        outer.append("judge")
+        oriented.append("judge")
     if "first" in value:
-        outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
-    outer += [_q(f"covariate:{k}") for k in covariates]
-    outer += [f"CASE WHEN {flip} THEN -{_q(f'contrast:{k}')} ELSE {_q(f'contrast:{k}')} END AS {_q(f'contrast:{k}')}"
-              for k in contrasts]
-    outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
-              f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
-              ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
-              "_skip", "_spaces", "_n", *[f"_check{k}" for k in range(len(checks))]]
+        oriented.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
+    oriented += [_q(f"covariate:{k}") for k in covariates]
+    oriented += [f"CASE WHEN {flip} THEN -{_q(f'contrast:{k}')} ELSE {_q(f'contrast:{k}')} END AS "
+                 f"{_q(f'contrast:{k}')}" for k in contrasts]
+    oriented += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
+                 f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
+                 ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad", "_skip"]
+    outer = oriented + ["_n", "_spaces", *[f"_check{k}" for k in range(len(checks))]]
     sums = [f"sum({c} * _n) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
     tallies = ["sum(_n) AS records", "coalesce(sum(_n) FILTER (WHERE NOT _skip), 0) AS used",
                "coalesce(sum(_n) FILTER (WHERE _spaces), 0) AS spaces",
@@ -666,9 +682,16 @@ def aggregate(
         dropped[DROP_UNKNOWN] = n_records - n_used
     if int(frame["spaces"].sum()):
         notes["records with names stripped of surrounding whitespace"] = int(frame["spaces"].sum())
+    clusters = None
+    if cluster:  # the comparisons of each cell by cluster, beside the cells (the cells' number: _cell)
+        frame["_cell"] = np.arange(len(frame))
+        read = [c for c in table.columns if any(table.column(c) in expr for expr in value.values())]
+        clusters = _cluster_rows(table, shape, frame, keys, oriented, value, skip or "false", read, cluster, guard,
+                                 what)
     frame = frame[frame["used"] > 0]
     keys = [k.strip('"') for k in keys]
-    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad"]].rename(columns={"a": "model_a", "b": "model_b"})
+    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad", *(["_cell"] if cluster else [])]].rename(
+        columns={"a": "model_a", "b": "model_b"})
     for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
         frame[col] = frame[col].astype(float).fillna(0.0)
     total = float(frame[["wins_a", "wins_b", "ties", "ties_bothbad"]].to_numpy().sum())
@@ -681,7 +704,74 @@ def aggregate(
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(list(frame.columns[: len(keys)]), kind="stable").reset_index(drop=True)
-    return Cells(frame, n_records, dropped, notes, agreement)
+    return Cells(frame, n_records, dropped, notes, agreement, clusters)
+
+
+def _cluster_rows(table: Table, shape: str, frame: pd.DataFrame, keys: list[str], oriented: list[str],
+                  value: dict[str, str], skip: str, read: list[str], cluster: Sequence[str], guard: str, what: str
+                  ) -> Clusters:
+    """The comparisons of each cell by cluster (:class:`~bayesrank.data.clusters.Clusters`).
+
+    Every distinct combination of the columns the cells are made of (``read``) is typed and
+    oriented once, by the cells' own expressions (``value``, ``oriented``), and matched to its cell
+    of ``frame`` (whose query has checked every one of those values); the records are joined to
+    it and summed by cell × cluster. So a log of many users is typed as its few distinct pairs
+    and outcomes are, and the rows come back as
+    integer arrays — a cell number, each column's cluster code, the counts —, never as a frame of
+    names (in no particular order: :meth:`Comparisons.from_aggregate` sorts them). A record without its cluster (outside the skipped verdicts) is refused like any bad
+    value."""
+    con = table.con
+    names = [_q(f"cluster:{n}") for n in cluster]
+    raw = [table.column(c) for c in read]
+    typed, checks = [], []
+    for name, quoted in zip(cluster, names):
+        text, shown, rules, _ = _name(table, name)
+        typed.append(f"{text} AS {quoted}")
+        checks += [_Check(name, shown, p, "cluster" if m == "is missing or empty" else m) for p, m in rules]
+    # each distinct combination of the cells' columns, typed and oriented once
+    distinct = (f"SELECT {', '.join(f'_raw{k}' for k in range(len(raw)))}, {', '.join(oriented)} FROM (SELECT "
+                f"{', '.join(f'r.{_q(c)} AS _raw{k}' for k, c in enumerate(read))}, "
+                f"{', '.join(f'{expr} AS {_q(key)}' for key, expr in value.items())}, {skip} AS _skip "
+                f"FROM (SELECT DISTINCT {', '.join(raw)} FROM ({table.sql}) r) r)")
+    bare = [k.strip('"') for k in keys]
+    cells = frame.loc[frame["used"] > 0, [*bare, "_cell"]]
+    view = f"cells_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
+    same = " AND ".join(f"{c} IS NOT DISTINCT FROM m._raw{k}" for k, c in enumerate(raw))
+    match = " AND ".join(f"m.{k} = c.{k}" for k in keys)
+    counts = [f"coalesce(sum(m.{c}) FILTER (WHERE NOT m._skip), 0) AS {c}" for c in ("wins_a", "wins_b", "ties")]
+    tallies = [f"count(*) FILTER (WHERE {guard}coalesce({c.predicate}, false)) AS _cluster_check{k}"
+               for k, c in enumerate(checks)]
+    try:
+        con.register(view, cells)
+        # the records joined to their cell (a few thousand distinct combinations), summed by cell × cluster
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_rows AS SELECT m._cell, {', '.join(typed)}, "
+                    f"{', '.join(counts + tallies)} FROM ({table.sql}) r JOIN (SELECT m.*, c._cell FROM ({distinct}) m "
+                    f"LEFT JOIN {view} c ON {match}) m ON {same} GROUP BY ALL")
+        failures = con.execute(f"SELECT {', '.join(f'sum(_cluster_check{k})' for k in range(len(checks)))} "
+                               "FROM _cluster_rows").fetchall()[0]
+        for check, n in zip(checks, failures):
+            if n:
+                _raise_first(table, check, int(n), guard, shape, what)
+        used = "_cell IS NOT NULL AND wins_a + wins_b + ties > 0"
+        levels, joins = [], []
+        for k, c in enumerate(names):  # each column's clusters, sorted, numbered from 0
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_levels{k} AS SELECT {c} AS level, row_number() OVER "
+                        f"(ORDER BY {c}) - 1 AS code FROM (SELECT DISTINCT {c} FROM _cluster_rows WHERE {used})")
+            levels.append(tuple(str(x) for (x,) in con.execute(f"SELECT level FROM _cluster_levels{k} ORDER BY code")
+                                .fetchall()))
+            joins.append(f"JOIN _cluster_levels{k} l{k} ON r.{c} = l{k}.level")
+        codes = ", ".join(f"l{k}.code AS _code{k}" for k in range(len(names)))
+        rows = con.execute(f"SELECT r._cell, {codes}, r.wins_a, r.wins_b, r.ties FROM _cluster_rows r "
+                           f"{' '.join(joins)} WHERE {used}").fetchnumpy()
+    except DUCKDB_ERRORS as err:
+        raise table.error(err) from None
+    finally:
+        for name in ("_cluster_rows", *(f"_cluster_levels{k}" for k in range(len(names)))):
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+        con.unregister(view)
+    return Clusters(tuple(cluster), tuple(levels), np.asarray(rows["_cell"], dtype=np.int64),
+                    np.column_stack([np.asarray(rows[f"_code{k}"], dtype=np.int64) for k in range(len(names))]),
+                    np.column_stack([np.asarray(rows[c], dtype=float) for c in ("wins_a", "wins_b", "ties")]))
 
 
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:
@@ -723,6 +813,10 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
     if problem == "first":
         return (f"{head}: column 'first' is {_shown(value)}; use 'a' or 0 (model_a shown first) or 'b' or 1 "
                 "(model_b shown first).")
+    if problem == "cluster":
+        return (f"{head}: cluster column '{column}' is missing or empty ({n} such {what}s); every {what} needs "
+                f"its cluster (user, prompt, judge) — fill it in, or remove those {what}s yourself: none is "
+                "left out silently.")
     if problem in ("covariate", "contrast"):
         return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")

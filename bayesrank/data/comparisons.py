@@ -19,6 +19,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.aggregate import Cells, cells_from_arrays
+from bayesrank.data.clusters import Clusters
 from bayesrank.errors import DataError
 
 #: Column order of :meth:`Comparisons.counts`.
@@ -76,6 +77,10 @@ class Comparisons:
     notes : dict
         Other reading notes with counts (empty cells removed, items left without comparisons,
         names stripped of surrounding whitespace).
+    clusters : Clusters or None
+        For records read with ``cluster=COLUMN``: the comparisons of each cell by cluster
+        (user, prompt, judge; :mod:`bayesrank.data.clusters`), which the likelihood never
+        reads and the cluster-robust intervals and random effects do.
     """
 
     items: tuple[str, ...]
@@ -97,6 +102,7 @@ class Comparisons:
     source: str = ""
     n_records: int = 0
     notes: Mapping[str, int] = field(default_factory=dict)
+    clusters: Clusters | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -222,6 +228,7 @@ class Comparisons:
         table = table[used]
         if table.empty:
             raise DataError(f"no wins, losses or ties{where}: every {what} has zero counts.")
+        clusters = None if cells.clusters is None else _renumbered(cells.clusters, frame, keys, flip, used.to_numpy())
         present = np.union1d(table["a"], table["b"])
         if present.size < len(items):
             notes["items with no comparison left"] = int(len(items) - present.size)
@@ -232,7 +239,7 @@ class Comparisons:
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
                                    {**dict(dropped or {}), **cells.dropped}, source,
                                    contrast_names)
-        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes)
+        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes, clusters=clusters)
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
@@ -310,6 +317,7 @@ class Comparisons:
             first=None if self.first is None else self.first[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
             contrasts=None if self.contrasts is None else self.contrasts[sel],
+            clusters=None if self.clusters is None else self.clusters.subset(sel, self.n_cells),
         )
 
     def without_ties(self) -> Comparisons:
@@ -320,7 +328,8 @@ class Comparisons:
         DataError
             When every comparison is a tie.
         """
-        out = replace(self, ties=np.zeros_like(self.ties))
+        out = replace(self, ties=np.zeros_like(self.ties), clusters=None if self.clusters is None else
+                      self.clusters.with_counts(self.clusters.counts * [1.0, 1.0, 0.0]))
         out = out.subset(out.totals > 0)
         if out.n_cells == 0:
             raise DataError("every comparison is a tie: nothing is left once ties are dropped.")
@@ -349,7 +358,11 @@ class Comparisons:
         """The same cells with each tie counted as half a win for both sides (the Chatbot Arena
         convention: a pseudo-likelihood for models without a tie outcome)."""
         half = self.ties / 2
-        return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half)
+        clusters = self.clusters
+        if clusters is not None:
+            w, l, t = clusters.counts.T
+            clusters = clusters.with_counts(np.column_stack([w + t / 2, l + t / 2, 0 * t]))
+        return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half, clusters=clusters)
 
     def split(self, test_fraction: float = 0.1, seed: int = 0) -> tuple[Comparisons, Comparisons]:
         """Random split of the cells into a training and a test set.
@@ -409,6 +422,8 @@ class Comparisons:
         if self.agreement is not None:
             for col in self.agreement.columns:
                 ds[f"agreement_{col}"] = ("judge_pair", self.agreement[col].to_numpy())
+        if self.clusters is not None:
+            ds = ds.assign(self.clusters.to_xarray()).assign_coords(cluster_column=list(self.clusters.names))
         return ds
 
     @classmethod
@@ -439,6 +454,7 @@ class Comparisons:
             source=ds.attrs.get("source", ""),
             n_records=int(ds.attrs.get("n_records", 0)),
             notes=json.loads(ds.attrs.get("notes", "{}")),
+            clusters=Clusters.from_xarray(ds),
         )
 
     # ------------------------------------------------------------------ per item
@@ -480,6 +496,8 @@ class Comparisons:
             out["covariates"] = list(self.covariate_names)
         if self.contrast_names:
             out["contrasts"] = list(self.contrast_names)
+        if self.clusters is not None:
+            out["clusters"] = self.clusters.n_clusters()
         out["accounting"] = self.accounting()
         return out
 
@@ -502,9 +520,33 @@ class Comparisons:
 
     def __repr__(self) -> str:
         judges = f", {self.n_judges} judges" if self.judges is not None else ""
+        if self.clusters is not None:
+            judges += "".join(f", {g:,} clusters of {name!r}" for name, g in self.clusters.n_clusters().items())
         return (
             f"Comparisons({self.n_items} items{judges}, {self.n_cells} cells, "
             f"{self.n_comparisons:,.0f} comparisons{', ' + self.source if self.source else ''})"
         )
 
 
+
+
+def _renumbered(clusters: Clusters, frame: pd.DataFrame, keys: dict, flip: np.ndarray, used: np.ndarray) -> Clusters:
+    """The cluster rows of :meth:`Comparisons.from_aggregate`'s cells: each row's cell number
+    (``frame["_cell"]``, the aggregation's) as the index of its cell, the counts of a re-oriented
+    cell swapped as the cell's are, rows of cells left out (no win, loss or tie) dropped, sorted
+    by cell and cluster; every column checked (:meth:`Clusters.check`)."""
+    order = pd.DataFrame(keys).groupby(list(keys), sort=True).ngroup().to_numpy(np.int64)  # frame row -> cell
+    sql = frame["_cell"].to_numpy(np.int64)
+    cell_of, flipped = np.full(sql.max() + 1, -1, dtype=np.int64), np.zeros(sql.max() + 1, dtype=bool)
+    cell_of[sql], flipped[sql] = order, flip
+    cell, swap = cell_of[clusters.cell], flipped[clusters.cell]
+    counts = clusters.counts.copy()
+    counts[swap] = counts[swap][:, [1, 0, 2]]
+    keep = np.flatnonzero(used[cell])
+    cell = (np.cumsum(used) - 1)[cell[keep]]
+    order = np.lexsort((*clusters.codes[keep].T[::-1], cell))   # by cell, then cluster: one order, every run
+    keep = keep[order]
+    out = replace(clusters, cell=cell[order], codes=clusters.codes[keep], counts=counts[keep])
+    for name in out.names:
+        out.check(name)
+    return out

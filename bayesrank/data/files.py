@@ -56,7 +56,7 @@ def read_count_table(path: str | Path, *, both_bad_as_ties: bool = False) -> Com
 # ---------------------------------------------------------------------- files
 def read(
     path: str | Path, format: str | None = None, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None,
+    contrasts: Sequence[str] = (), by: str | None = None, cluster: Sequence[str] = (),
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -80,6 +80,9 @@ def read(
         Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     by : str, optional
         Category column grouping battle or count records (see :func:`from_frame`).
+    cluster : sequence of str
+        One or two columns naming each record's cluster (user, prompt, judge): kept per cell
+        (:mod:`bayesrank.data.clusters`) for intervals that allow for dependent votes.
 
     Raises
     ------
@@ -92,8 +95,10 @@ def read(
     fmt = _format(path, format)
     source = str(path)
     if fmt == "counts":
+        _no_clusters(cluster, source)
         return read_count_table(path, both_bad_as_ties=both_bad_as_ties)
-    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by, source=source)
+    kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by, source=source,
+              cluster=cluster)
     with connection() as con:
         if fmt == "csv":
             return from_table(table_from_csv(con, path, source), **kw)
@@ -109,8 +114,17 @@ def read(
             raise DataError(f"{path}: expected a list of records (JSON objects), got {type(content).__name__}.")
         frame = _json_object_frame(content, path)
         if frame is None:
+            _no_clusters(cluster, source)
             return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=source)
         return from_table(table_from_frame(con, frame, source), **kw)
+
+
+def _no_clusters(cluster: Sequence[str], source: str) -> None:
+    """A count table (pairs × counts) has no record columns, so no cluster of a record."""
+    if cluster:
+        raise DataError(f"{source} is a count table (pairs and their counts), which has no record columns, so "
+                        f"cluster={tuple(cluster)!r} cannot apply; pass the records (one comparison per row, with "
+                        "the cluster column).")
 
 
 def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from bayesrank.data.bundled import DATASETS, dataset_path
+from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
@@ -20,7 +21,7 @@ from bayesrank.errors import DataError
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 
 
-def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
+def load_dataset(name: str, *, both_bad_as_ties: bool = False, cluster: Sequence[str] | str = ()) -> Comparisons:
     """Load a bundled dataset by name.
 
     Parameters
@@ -31,6 +32,10 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
         For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
         paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
         no both-bad ties.
+    cluster : str or sequence of str
+        For a dataset of records (``mtbench-judges``): one or two record columns naming each
+        comparison's cluster (``judge_model``, ``question_id``), kept per cell
+        (:mod:`bayesrank.data.clusters`).
 
     Returns
     -------
@@ -38,13 +43,13 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
     """
     path = dataset_path(name)
     with resources.as_file(path) as file:
-        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
+        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties, cluster=cluster_columns(cluster))
     return replace(data, source=name)
 
 
 def load(
     data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None,
+    contrasts: Sequence[str] = (), by: str | None = None, cluster: Sequence[str] | str = (),
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -68,6 +73,12 @@ def load(
     by : str, optional
         A category column (language, task type) grouping battle or count records, for the
         per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
+    cluster : str or sequence of str
+        One or two record columns naming each comparison's cluster (user, prompt,
+        conversation, judge): the cells keep it (:mod:`bayesrank.data.clusters`), so MAP
+        intervals allow for votes that are not independent (``intervals="sandwich"`` or
+        ``"bootstrap"``) and :class:`~bayesrank.model.random_effects.RandomEffects` can model
+        them. A :class:`Comparisons` already read must carry these columns.
 
     Returns
     -------
@@ -79,28 +90,39 @@ def load(
     DataError
         When ``data`` is neither a bundled dataset nor an existing file, or cannot be read.
     """
+    cluster = cluster_columns(cluster)
     if isinstance(data, Comparisons):
+        for name in cluster:
+            if data.clusters is None:
+                raise DataError(f"these comparisons carry no cluster column, so cluster={name!r} cannot apply; read "
+                                f"the records again with cluster={name!r} (CLI: --cluster {name}).")
+            data.clusters.index(name)
         return data
-    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster)
 
 
-def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster) -> Comparisons:
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                          by=by)
+                          by=by, cluster=cluster)
     if isinstance(data, Mapping):
+        if cluster:
+            raise DataError(f"a count table (models, X, Y) has no record columns, so cluster={cluster!r} cannot "
+                            "apply; pass the records (one comparison per row, with the cluster column).")
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
         if isinstance(data, str) and data in DATASETS:
-            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by)) if v]
+            counts = DATASETS[data].format == "counts"
+            asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by),
+                                               ("cluster", cluster if counts else ())) if v]
             if asked:
                 raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
                                 f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")
-            return load_dataset(data, both_bad_as_ties=both_bad_as_ties)
+            return load_dataset(data, both_bad_as_ties=both_bad_as_ties, cluster=cluster)
         path = Path(data).expanduser()
         if path.exists():
             return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                        by=by)
+                        by=by, cluster=cluster)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."
