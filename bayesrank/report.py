@@ -28,6 +28,7 @@ import pandas as pd
 from bayesrank import plots
 from bayesrank.errors import BayesrankError, OutputError
 from bayesrank.results.fit import Fit
+from bayesrank.results.estimates import dependence
 from bayesrank.results.io import check_target, write_files
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.matches import match_probabilities
@@ -111,7 +112,8 @@ class Report:
     def _sections(self):
         """(heading, sentences, tables, figures) per fit, in order."""
         for name, fit in self.fits.items():
-            kind = (f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
+            kind = (f"{fit.interval_method.capitalize()} 95% intervals (MLE, {dependence(fit.tree)})"
+                    if fit.method == "map"
                     else f"95% posterior intervals (NUTS, {fit.diagnostics.get('chains')} chains × "
                          f"{fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)

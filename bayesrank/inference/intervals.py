@@ -15,7 +15,11 @@ each side adds ½, ½; a reweighted pair scales that by its weight).
 ``bootstrap``
     A seeded multinomial bootstrap of the comparisons: each replicate draws N comparisons
     with replacement (a multinomial over every cell × observed outcome), and is refitted by
-    the same compiled model and optimiser, warm-started at θ̂.
+    the same compiled model and optimiser, warm-started at θ̂ (:func:`refits`).
+
+Votes that are not independent (one user's many votes, one prompt judged by many pairs) have
+the same two methods with clusters of comparisons as the unit instead:
+:mod:`bayesrank.inference.clustered`.
 """
 
 from __future__ import annotations
@@ -78,13 +82,21 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
     return units
 
 
-def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units,
-             chart: np.ndarray | None = None, bread: np.ndarray | None = None) -> np.ndarray:
-    """I⁻¹ M I⁻¹ on θ (see the module docstring); ``observed`` is the observed information,
-    in the coordinates of ``chart`` (``(len(θ), d)``: the complement of a symmetry's orbit,
-    :func:`bayesrank.inference.map.gauge_complement`) when one is given; ``bread``: its
-    inverse when the caller has it already (from the information's Cholesky factor)."""
-    meat = information(bound, theta, "scores", units=units)
+def comparison_meat(bound: Bound, theta: np.ndarray, units: Units) -> np.ndarray:
+    """M = Σ_comparisons s sᵀ on θ: the outer products of the per-comparison scores (the meat of
+    the per-comparison sandwich; :func:`~bayesrank.inference.information.information` with
+    ``kind="scores"``)."""
+    return information(bound, theta, "scores", units=units)
+
+
+def sandwich(meat: np.ndarray, observed: np.ndarray, chart: np.ndarray | None = None,
+             bread: np.ndarray | None = None) -> np.ndarray:
+    """I⁻¹ M I⁻¹ on θ (see the module docstring) for a meat M on θ (:func:`comparison_meat`, or
+    summed over clusters: :func:`bayesrank.inference.clustered.cluster_meat`); ``observed`` is
+    the observed information, in the coordinates of ``chart`` (``(len(θ), d)``: the complement
+    of a symmetry's orbit, :func:`bayesrank.inference.map.gauge_complement`) when one is given;
+    ``bread``: its inverse when the caller has it already (from the information's Cholesky
+    factor)."""
     if chart is not None:
         meat = chart.T @ meat @ chart
     bread = np.linalg.inv(observed) if bread is None else bread
@@ -117,26 +129,55 @@ def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: n
         ``n_boot``, ``n_failed`` (no MLE in the resample, or no convergence) and ``iterations``
         (total over the replicates).
     """
-    structure, prepared = bound.structure, bound.data
     n_cells, n_kinds = units.counts.shape
     flat = units.counts.ravel()
     total = int(round(flat.sum()))
     p = flat / flat.sum()
+
+    def resamples():
+        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+            for draw in rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start)):
+                yield units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+
+    return refits(bound, theta, resamples(), n_boot, maxiter)
+
+
+def refits(bound: Bound, theta: np.ndarray, resamples, n_boot: int, maxiter: int) -> tuple[np.ndarray, dict]:
+    """θ̂ of each resample of the cells' counts, refitted by the fit's compiled model and optimiser
+    from θ̂; a resample whose MLE does not exist (:func:`~bayesrank.data.checks.mle_existence`) or
+    whose refit does not converge is left out and counted.
+
+    Parameters
+    ----------
+    bound : Bound
+    theta : ndarray
+        The MLE (every refit starts there).
+    resamples : iterable of ndarray
+        ``(n_cells, 3)`` likelihood counts of the prepared cells, one array per replicate.
+    n_boot : int
+        Replicates (reported).
+    maxiter : int
+
+    Returns
+    -------
+    thetas : ndarray
+        ``(n_kept, n_free)``.
+    info : dict
+        ``n_boot``, ``n_failed`` and ``iterations`` (total over the replicates).
+    """
+    structure, prepared = bound.structure, bound.data
     kept, failed, iterations = [], 0, 0
-    for start in range(0, n_boot, BOOTSTRAP_CHUNK):
-        draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
-        for draw in draws:
-            counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
-            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
-            exists, _ = mle_existence(resample)
-            if not exists:
-                failed += 1
-                continue
-            end = maximise(structure.bind(resample), theta, maxiter=maxiter)
-            iterations += end.iterations
-            if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
-                failed += 1
-                continue
-            kept.append(end.theta)
+    for counts in resamples:
+        resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2], clusters=None)
+        exists, _ = mle_existence(resample)
+        if not exists:
+            failed += 1
+            continue
+        end = maximise(structure.bind(resample), theta, maxiter=maxiter)
+        iterations += end.iterations
+        if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
+            failed += 1
+            continue
+        kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}

@@ -13,7 +13,8 @@
    run stopped short (a boundary of the model), each in words;
 4. **uncertainty**, one strategy per interval method (:func:`covariance`): ``"wald"`` (the
    inverse observed information, or the expected one where the framework asks for it),
-   ``"sandwich"`` and ``"bootstrap"`` (per comparison, :mod:`~bayesrank.inference.intervals`),
+   ``"sandwich"`` and ``"bootstrap"`` (per comparison, :mod:`~bayesrank.inference.intervals`;
+   with ``cluster=`` per cluster of comparisons, :mod:`~bayesrank.inference.clustered`),
    ``"none"`` (point estimates and every diagnostic, no covariance or draws) — pushed to every
    model variable by the delta method and by draws (:mod:`~bayesrank.inference.asymptotics`);
 5. **assemble** the DataTree (:mod:`~bayesrank.inference.tree`).
@@ -25,7 +26,8 @@ the quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported
 invariant under the symmetry, gets the same interval whichever complement is used.
 
 The default interval method is the framework's: the sandwich where the likelihood is a
-pseudo-likelihood (ties counted as halves) or the pairs are reweighted, Wald otherwise.
+pseudo-likelihood (ties counted as halves) or the pairs are reweighted, or where the data carry
+clusters of dependent comparisons; Wald otherwise.
 
 A fit is a function of its framework, data, options and seed (and the installed libraries):
 nothing here reads what an earlier fit did, a cache's state or the environment, and the linear
@@ -34,6 +36,7 @@ algebra runs on one BLAS thread (:mod:`bayesrank.inference.backend`).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -48,11 +51,13 @@ from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics
 from bayesrank.inference.backend import one_thread
+from bayesrank.inference.clustered import (cluster_bootstrap, cluster_names, cluster_notes, clustered_sandwich,
+                                           describe, prepared_clusters)
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                              inverse_factor)
 from bayesrank.inference.information import information as information_matrix
-from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
+from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_meat, comparison_units, sandwich
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -92,6 +97,7 @@ def fit_map(
     random_seed: int | None = 0,
     maxiter: int = MAXITER,
     init: np.ndarray | None = None,
+    cluster: str | tuple[str, ...] | None = None,
 ) -> xr.DataTree:
     """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty (the module docstring).
 
@@ -103,7 +109,7 @@ def fit_map(
         Comparison cells (raw; ``framework.prepare`` is applied here).
     intervals : {"wald", "sandwich", "bootstrap", "none"}, optional
         How the uncertainty is computed; default: the framework's ``default_intervals``
-        (``"sandwich"`` with ``reweight``).
+        (``"sandwich"`` with ``reweight`` or clusters).
     information : {"observed", "expected"}, optional
         Information matrix inverted for Wald intervals (default: the framework's
         ``default_information`` — observed for the paired models, the plug-in expected
@@ -126,6 +132,12 @@ def fit_map(
         Cap on the trust-region iterations of each run; reaching it leaves the fit unconverged.
     init : ndarray, optional
         Starting θ (default: the model's start).
+    cluster : str or tuple of str, optional
+        The cluster column(s) whose comparisons are dependent (user, prompt, judge: one, or two
+        for two-way clustering), among those the data were read with (``load(...,
+        cluster=...)``): ``"sandwich"`` and ``"bootstrap"`` then take clusters as the
+        independent units (:mod:`~bayesrank.inference.clustered`). Default: every cluster
+        column the data carry; ``()`` treats the comparisons as independent.
 
     Returns
     -------
@@ -137,11 +149,15 @@ def fit_map(
         the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
-    intervals = intervals or ("sandwich" if reweight else framework.default_intervals)
+    names = cluster_names(data, cluster)
+    intervals = intervals or ("sandwich" if reweight or names else framework.default_intervals)
     _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter)
+    if intervals == "bootstrap" and len(names) > 1:
+        raise ModelSpecError(f"the cluster bootstrap resamples the clusters of one column, not two ({', '.join(names)}):"
+                             f" pass cluster={names[0]!r}, or intervals='sandwich' for two-way clustering.")
     with one_thread():
         return _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed,
-                        maxiter, init)
+                        maxiter, init, names)
 
 
 def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter) -> None:
@@ -171,7 +187,8 @@ def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random
                              "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
 
 
-def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed, maxiter, init):
+def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed, maxiter, init,
+             names):
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
     if intervals == "none" and framework.n_gauge(prepared):
@@ -184,6 +201,8 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     notes = statistical_warnings(prepared)
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
+    clusters = prepared_clusters(framework.label, prepared, names) if intervals in ("sandwich", "bootstrap") else None
+    notes += cluster_notes(clusters, names, intervals)
     bound = structure_of(framework, prepared).bind(prepared)
     gauge = _gauge(framework, bound)
 
@@ -193,9 +212,11 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter)
     notes += found.notes + restart_notes(framework, bound, runs, best)
     rng = np.random.default_rng(random_seed)
-    spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter)
+    spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter,
+                        clusters, names)
     notes += spread.notes
     found.diagnostics.update(spread.diagnostics)
+    allowed = names if clusters is not None else ()   # the dependence the intervals allow for
     if len(runs) > 1:
         n = prepared.n_comparisons
         found.diagnostics.update(
@@ -204,7 +225,7 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
             start_boundaries=[framework.boundaries(prepared, bound.structure.values(run.theta)) for run in runs])
     found.diagnostics["seconds"] = time.perf_counter() - t0
     found.diagnostics["near_duplicates"] = [list(d) for d in near_duplicates]
-    return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes)
+    return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes, allowed)
 
 
 def _gauge(framework: Framework, bound: Bound):
@@ -387,6 +408,9 @@ class Spread:
     n_draws : int
     notes : list of str
     diagnostics : dict
+    description : str
+        How the covariance was computed, when the interval method's description needs the
+        fit's own numbers (clusters); empty otherwise.
     """
 
     cov: np.ndarray | None
@@ -396,14 +420,18 @@ class Spread:
     n_draws: int
     notes: list = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+    description: str = ""
 
 
 def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Assessment, kind: str,
                intervals: str, weights, n_draws: int, n_boot: int, rng: np.random.Generator,
-               maxiter: int) -> Spread:
+               maxiter: int, clusters=None, names: tuple[str, ...] = ()) -> Spread:
     """Cov(θ̂) by the interval method (the module docstring), pushed to every model variable: standard
     errors, the covariances a framework keeps for contrasts, and draws. Nothing where the MLE does not
-    exist or the information is singular (NaN), nothing at all with ``intervals="none"``."""
+    exist or the information is singular (NaN), nothing at all with ``intervals="none"``. With
+    ``clusters`` (the prepared cells' :class:`~bayesrank.data.clusters.Clusters`) and their columns
+    ``names``, the sandwich and the bootstrap take clusters as the units
+    (:mod:`~bayesrank.inference.clustered`)."""
     structure, theta, n = bound.structure, found.theta, bound.data.n_comparisons
     values, chart = found.values, found.chart
     covariances = framework.covariances()
@@ -423,9 +451,13 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
                     cov = cholesky_inverse(cho_factor(expected if chart is None else chart.T @ expected @ chart))
                 bread = cov
                 cov = cov if chart is None else chart @ cov @ chart.T
-                if intervals == "sandwich":
+                if intervals == "sandwich" and clusters is not None:
+                    cov, more, info = clustered_sandwich(bound, theta, found.observed, clusters, names, chart, bread)
+                    notes += more
+                    diagnostics["clusters"] = info
+                elif intervals == "sandwich":
                     units = comparison_units(framework, data, bound.data, weights)
-                    cov = sandwich(bound, theta, found.observed, units, chart, bread=bread)
+                    cov = sandwich(comparison_meat(bound, theta, units), found.observed, chart, bread=bread)
         except np.linalg.LinAlgError:
             cov = None
             notes.append(f"the {kind} information is singular at the estimate: Wald intervals are not available; "
@@ -433,8 +465,12 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
     thetas = None
     if intervals == "bootstrap" and cov is not None:
         t_boot = time.perf_counter()
-        units = comparison_units(framework, data, bound.data, weights)
-        thetas, boot = bootstrap(bound, theta, units, n_boot, rng, maxiter)
+        if clusters is not None:
+            thetas, boot = cluster_bootstrap(bound, theta, clusters, names[0], n_boot, rng, maxiter)
+            diagnostics["clusters"] = {"n_clusters": boot.pop("n_clusters")}
+        else:
+            units = comparison_units(framework, data, bound.data, weights)
+            thetas, boot = bootstrap(bound, theta, units, n_boot, rng, maxiter)
         boot["seconds"] = time.perf_counter() - t_boot
         diagnostics["bootstrap"] = boot
         if boot["n_failed"]:
@@ -459,11 +495,12 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    return Spread(cov, se, cross, sample, n_draws, notes, diagnostics)
+    described = describe(intervals, names, diagnostics["clusters"]["n_clusters"]) if "clusters" in diagnostics else ""
+    return Spread(cov, se, cross, sample, n_draws, notes, diagnostics, described)
 
 
-def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes
-          ) -> xr.DataTree:
+def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes,
+          names: tuple[str, ...] = ()) -> xr.DataTree:
     """The DataTree of a MAP fit (:mod:`bayesrank.inference.tree`), with what the framework leaves
     unidentified reported as NaN, never as numbers."""
     structure, prepared, theta = bound.structure, bound.data, found.theta
@@ -507,8 +544,9 @@ def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind
                 "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
                 "cell": np.arange(prepared.n_cells)},
         attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals, "point": "mle",
-               "information": kind,
-               "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
+               "information": kind, "cluster": json.dumps(list(names)),
+               "covariance": spread.description or (COVARIANCE[kind] if intervals == "wald" else
+                                                    DESCRIPTIONS[intervals]),
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
                "covariance_stored": int(stored)},
     )

@@ -232,6 +232,12 @@ class Framework:
         """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""
         return 0
 
+    def clusters(self) -> tuple[str, ...]:
+        """The cluster columns of the records the model itself reads (random effects by user or
+        prompt); empty (the default) for a model of independent comparisons. :func:`bayesrank.fit`
+        reads them with the records."""
+        return ()
+
     def covariances(self) -> dict[str, bool]:
         """Variables whose delta-method covariance a MAP fit stores for contrasts (``<name>_cov``):
         name → False for the full matrix of a vector, True for one block per entry of its first

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import xarray as xr
 
+from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import ModelSpecError
@@ -43,8 +44,10 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         (:func:`~bayesrank.inference.map.fit_map`); ``"nuts"``: posterior sampling with the
         weakly informative priors (:func:`~bayesrank.inference.nuts.fit_nuts`).
     **kwargs
-        Passed to the method (``n_draws``, ``information``; ``draws``, ``tune``, ``chains``,
-        ``random_seed``, ``sampler``, ...).
+        Passed to the method (``n_draws``, ``information``, ``intervals``, ``cluster``;
+        ``draws``, ``tune``, ``chains``, ``random_seed``, ``sampler``, ...). Records given as a
+        path or a table are read with the cluster columns that ``cluster=`` and the framework
+        (:meth:`~bayesrank.model.framework.Framework.clusters`) name.
 
     Returns
     -------
@@ -60,7 +63,14 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
-    comparisons = data if isinstance(data, Comparisons) else load(data)
+    asked = cluster_columns(kwargs.get("cluster"))
+    if method == "nuts" and asked:
+        raise ModelSpecError("cluster= sets how MAP intervals allow for dependent comparisons (intervals='sandwich' "
+                             "or 'bootstrap'); a posterior allows for them only through the model: fit "
+                             f"bayesrank.RandomEffects(..., cluster={asked[0]!r}) with method='nuts'.")
+    if method == "nuts":
+        kwargs.pop("cluster", None)
+    comparisons = load(data, cluster=tuple(dict.fromkeys(asked + framework.clusters())))
     return Fit(METHODS[method](framework, comparisons, **kwargs))
 
 
@@ -161,6 +171,12 @@ class Fit:
     def interval_method(self) -> str:
         """``"wald"``, ``"sandwich"``, ``"bootstrap"`` or ``"posterior"``."""
         return estimates.interval_method(self.tree)
+
+    @property
+    def cluster(self) -> tuple[str, ...]:
+        """The cluster columns whose dependence the intervals allow for (empty: comparisons treated
+        as independent; :func:`bayesrank.results.estimates.cluster`)."""
+        return estimates.cluster(self.tree)
 
     def differences(self, level: float = 0.95) -> pd.DataFrame:
         return leaderboard.differences(self.tree, level)
