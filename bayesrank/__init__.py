@@ -26,6 +26,7 @@ _PUBLIC = {
     "RaoKupper": "bayesrank.model.paired",
     "Davidson": "bayesrank.model.paired",
     "ByCategory": "bayesrank.model.categories",
+    "RandomEffects": "bayesrank.model.random_effects",
     "Priors": "bayesrank.model.framework",
     "JudgeAware": "bayesrank.model.judge_aware",
     "BTL": "bayesrank.model.judge_aware",

@@ -58,6 +58,9 @@ from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky
                                              inverse_factor)
 from bayesrank.inference.information import information as information_matrix
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_meat, comparison_units, sandwich
+from bayesrank.inference.laplace import DESCRIPTION as LAPLACE
+from bayesrank.inference.laplace import existence as penalised_existence
+from bayesrank.inference.laplace import check_effects_options, fit_effects, penalty_of, spread_values
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -149,7 +152,11 @@ def fit_map(
         the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
-    names = cluster_names(data, cluster)
+    if framework.random_effects():
+        check_effects_options(framework, kind, intervals, reweight, cluster)
+        names = ()
+    else:
+        names = cluster_names(data, cluster)
     intervals = intervals or ("sandwich" if reweight or names else framework.default_intervals)
     _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter)
     if intervals == "bootstrap" and len(names) > 1:
@@ -206,10 +213,16 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     bound = structure_of(framework, prepared).bind(prepared)
     gauge = _gauge(framework, bound)
 
-    runs = optimise(framework, bound, init, restarts, random_seed, maxiter, gauge)
-    best = chosen_run(runs)
+    penalty = penalty_of(framework, bound)
+    if penalty is None:
+        runs = optimise(framework, bound, init, restarts, random_seed, maxiter, gauge)
+        best, effects = chosen_run(runs), None
+    else:  # random effects: τ by the Laplace marginal likelihood, the joint mode at τ̂
+        optimum, effects = fit_effects(bound, penalty, bound.x0 if init is None else init, maxiter)
+        runs, best = [optimum], 0
+        notes += effects.notes
     optimum = runs[best]
-    found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter)
+    found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter, effects)
     notes += found.notes + restart_notes(framework, bound, runs, best)
     rng = np.random.default_rng(random_seed)
     spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter,
@@ -217,6 +230,9 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     notes += spread.notes
     found.diagnostics.update(spread.diagnostics)
     allowed = names if clusters is not None else ()   # the dependence the intervals allow for
+    if effects is not None:
+        _add_spread(found, spread, effects, intervals, rng)
+        intervals, allowed = ("laplace" if intervals == "wald" else intervals), framework.clusters()
     if len(runs) > 1:
         n = prepared.n_comparisons
         found.diagnostics.update(
@@ -226,6 +242,18 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     found.diagnostics["seconds"] = time.perf_counter() - t0
     found.diagnostics["near_duplicates"] = [list(d) for d in near_duplicates]
     return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes, allowed)
+
+
+def _add_spread(found: Assessment, spread: Spread, effects, intervals: str, rng: np.random.Generator) -> None:
+    """The random effects' τ̂ in the fit, as the variable ``spread`` (:func:`spread_values`), with
+    the search's diagnostics; the Laplace description of the covariance."""
+    value, se, draws = spread_values(effects, spread.n_draws, rng)
+    found.values["spread"] = np.asarray(value)
+    found.diagnostics["random_effects"] = effects.diagnostics
+    if intervals != "none":
+        spread.se["spread"] = np.asarray(se)
+        spread.sample["spread"] = draws
+        spread.description = LAPLACE
 
 
 def _gauge(framework: Framework, bound: Bound):
@@ -325,15 +353,20 @@ class Assessment:
 
 
 def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: str, intervals: str,
-           maxiter: int) -> Assessment:
+           maxiter: int, effects=None) -> Assessment:
     """Whether the end point is the MLE, in words: the KKT conditions (gradient below
     :data:`GRADIENT_TOL` per comparison; the observed information positive definite, its
     smallest eigenvalue above :data:`~bayesrank.inference.information.SINGULAR` of its largest,
     in the complement of a symmetry's directions), existence (:func:`check_existence`) and the
-    boundaries of the model where a run stopped short."""
+    boundaries of the model where a run stopped short. With random effects (``effects``:
+    :class:`~bayesrank.inference.laplace.EffectsFit`) the information is the penalised one
+    (their prior's precision added) and existence is the population scores'
+    (:func:`bayesrank.inference.laplace.existence`)."""
     theta, n = optimum.theta, bound.data.n_comparisons
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
     observed = information_matrix(bound, theta, "observed")
+    if effects is not None:
+        observed = observed + effects.precision
     if chart is not None:
         observed = chart.T @ observed @ chart
     finite = bool(np.all(np.isfinite(observed)))
@@ -346,7 +379,7 @@ def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: st
         observed = None if large else observed * n
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
     values = bound.structure.values(theta)
-    check = check_existence(framework, bound, theta, values, maxiter)
+    check = check_existence(framework, bound, theta, values, maxiter) if effects is None else penalised_existence(bound)
     notes = check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
     stationary = optimum.grad_max < GRADIENT_TOL

@@ -24,6 +24,7 @@ from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predi
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges
+from bayesrank.results.random_effects import RandomEffectsSummary, random_effects
 from bayesrank.results.ranksets import rank_sets, top_set
 
 #: Inference methods of :func:`fit`.
@@ -47,7 +48,7 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         Passed to the method (``n_draws``, ``information``, ``intervals``, ``cluster``;
         ``draws``, ``tune``, ``chains``, ``random_seed``, ``sampler``, ...). Records given as a
         path or a table are read with the cluster columns that ``cluster=`` and the framework
-        (:meth:`~bayesrank.model.framework.Framework.clusters`) name.
+        (:class:`~bayesrank.model.random_effects.RandomEffects`) name.
 
     Returns
     -------
@@ -195,6 +196,11 @@ class Fit:
         present = self.tree["estimate"]
         names = [n for n in (*self.framework.reported(), STYLE) if n != "score" and n in present]
         return estimates.parameters(self.tree, names, level)
+
+    def random_effects(self, level: float = 0.95) -> RandomEffectsSummary:
+        """Random-effects fits: how much the clusters disagree (τ) and each cluster's own board
+        (:func:`bayesrank.results.random_effects.random_effects`)."""
+        return random_effects(self.tree, level)
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
