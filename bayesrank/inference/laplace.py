@@ -54,6 +54,9 @@ SPREAD_MIN, SPREAD_MAX = 1e-3, 10.0
 SPREAD_TOL = 0.01
 #: Step of the central differences of the marginal likelihood in log τ (its standard error).
 CURVATURE_STEP = 0.05
+#: The most random effects (clusters × (items − 1)) the MAP path takes: it forms their information as a
+#: dense matrix (its log-determinant is the Laplace approximation's), whose memory grows with its square.
+MAX_EFFECTS = 5000
 #: How the covariance of a random-effects MAP fit is described (``estimate.attrs["covariance"]``).
 DESCRIPTION = ("Laplace: inverse Hessian of the penalised log-likelihood at the joint mode of the scores and the "
                "clusters' random effects, τ at its maximum marginal likelihood (Laplace), taken as known")
@@ -101,6 +104,20 @@ def check_effects_options(framework: Framework, kind: str, intervals: str | None
     if kind != "observed" or reweight:
         raise ModelSpecError(f"{framework.label}: the Laplace intervals come from the observed information of the "
                              "unweighted likelihood (information='observed', reweight=False).")
+
+
+def check_effects_size(framework: Framework, prepared) -> None:
+    """Refuse, before any model is built, more random effects than the MAP path takes
+    (:data:`MAX_EFFECTS`), saying what to do instead."""
+    clusters, items = prepared.n_judges, prepared.n_items
+    n = clusters * (items - 1)
+    if n > MAX_EFFECTS:
+        column = framework.clusters()[0]
+        raise ModelSpecError(
+            f"{framework.label} has {clusters:,} clusters × {items - 1} free scores = {n:,} random effects; the MAP "
+            f"path's Laplace approximation forms their information as a dense matrix and takes at most "
+            f"{MAX_EFFECTS:,}. For many clusters use the cluster-robust sandwich (intervals='sandwich', "
+            f"cluster={column!r}: one pass over the data), random effects by a coarser column, or method='nuts'.")
 
 
 def penalty_of(framework: Framework, bound: Bound) -> Penalty | None:
@@ -225,5 +242,5 @@ def spread_values(effects: EffectsFit, n_draws: int, rng: np.random.Generator) -
     return effects.spread, effects.spread * se, draws
 
 
-__all__ = ["DESCRIPTION", "SPREAD_MAX", "SPREAD_MIN", "EffectsFit", "Penalty", "check_effects_options", "existence",
-           "fit_effects", "penalty_of", "spread_values"]
+__all__ = ["DESCRIPTION", "MAX_EFFECTS", "SPREAD_MAX", "SPREAD_MIN", "EffectsFit", "Penalty", "check_effects_options",
+           "check_effects_size", "existence", "fit_effects", "penalty_of", "spread_values"]

@@ -60,7 +60,8 @@ from bayesrank.inference.information import information as information_matrix
 from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_meat, comparison_units, sandwich
 from bayesrank.inference.laplace import DESCRIPTION as LAPLACE
 from bayesrank.inference.laplace import existence as penalised_existence
-from bayesrank.inference.laplace import check_effects_options, fit_effects, penalty_of, spread_values
+from bayesrank.inference.laplace import (check_effects_options, check_effects_size, fit_effects, penalty_of,
+                                         spread_values)
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -198,6 +199,8 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
              names):
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
+    if framework.random_effects():
+        check_effects_size(framework, prepared)
     if intervals == "none" and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "

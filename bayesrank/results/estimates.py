@@ -76,7 +76,8 @@ def stored_covariance(tree: xr.DataTree, name: str) -> np.ndarray | None:
 
 
 def interval_method(tree: xr.DataTree) -> str:
-    """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"none"`` (MAP) or ``"posterior"`` (NUTS)."""
+    """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"none"``, ``"laplace"`` (MAP; random effects) or
+    ``"posterior"`` (NUTS)."""
     attrs = tree["estimate"].attrs
     return attrs.get("interval_method", "wald" if attrs["interval"] == "wald" else "posterior")
 

@@ -170,7 +170,8 @@ class Fit:
 
     @property
     def interval_method(self) -> str:
-        """``"wald"``, ``"sandwich"``, ``"bootstrap"`` or ``"posterior"``."""
+        """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"laplace"`` (random effects), ``"none"`` or
+        ``"posterior"``."""
         return estimates.interval_method(self.tree)
 
     @property

@@ -105,3 +105,10 @@ def test_options_a_random_effects_fit_refuses(users):
                            (dict(reweight=True), "unweighted")):
         with pytest.raises(br.ModelSpecError, match=words):
             br.fit(model, users, **options)
+
+
+def test_too_many_random_effects_for_the_map_path_are_refused_before_any_model_is_built():
+    frame = clustered_battles(SCORES, 1300, np.random.default_rng(1), share=0.0, pairs_per_cluster=2, votes_per_pair=2)
+    with pytest.raises(br.ModelSpecError, match=r"1,300 clusters × 4 free scores = 5,200 random effects.*"
+                                                r"intervals='sandwich', cluster='user'"):
+        br.fit(br.RandomEffects(br.BradleyTerry(ties="drop"), cluster="user"), frame)
