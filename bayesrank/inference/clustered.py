@@ -76,16 +76,18 @@ def prepared_clusters(label: str, prepared: Comparisons, names: tuple[str, ...])
     Raises
     ------
     ModelSpecError
-        When the prepared cells no longer carry clusters that add up to their counts (a
-        framework whose preparation builds new cells): clustered intervals are then not
-        available for it.
+        When the prepared cells no longer carry clusters that add up to their counts (counts
+        changed after the records were read, or a framework whose preparation builds new
+        cells): clustered intervals are then not available.
     """
     if not names:
         return None
     clusters = prepared.clusters
     if clusters is None or not clusters.agrees_with(prepared.counts()):
-        raise ModelSpecError(f"{label} prepares its cells in a way that does not keep their clusters: intervals by "
-                             f"cluster ({', '.join(names)}) are not available for it; use intervals='wald'.")
+        raise ModelSpecError(f"the cells no longer add up to their clusters' comparisons (counts changed after the "
+                             f"records were read, or {label} builds new cells): intervals by cluster "
+                             f"({', '.join(names)}) are not available; read the records again with cluster=, or fit "
+                             "with cluster=().")
     for name in names:
         clusters.index(name)
     return clusters

@@ -3,6 +3,8 @@ two-way cluster-robust sandwich against a NumPy reference written here from the 
 the same meat as the engine's per-cell scores when every cell is its own cluster, the per-comparison
 sandwich when every comparison is, the cluster bootstrap, and what a fit says in words."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,6 +128,9 @@ def test_what_a_clustered_fit_says(votes, arena):
         br.fit(br.Davidson(), data, cluster="session")
     with pytest.raises(br.ModelSpecError, match="posterior allows for them only through the model"):
         br.fit(br.Davidson(), data, method="nuts", cluster="user")
+    changed = replace(data, wins_a=data.wins_a + 1)
+    with pytest.raises(br.ModelSpecError, match="no longer add up to their clusters' comparisons"):
+        br.fit(br.BradleyTerry(ties="drop"), changed)
 
 
 def test_clusters_read_by_fit_itself_and_shown_in_the_leaderboard(votes):
