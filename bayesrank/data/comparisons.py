@@ -544,9 +544,22 @@ def _renumbered(clusters: Clusters, frame: pd.DataFrame, keys: dict, flip: np.nd
     counts[swap] = counts[swap][:, [1, 0, 2]]
     keep = np.flatnonzero(used[cell])
     cell = (np.cumsum(used) - 1)[cell[keep]]
-    order = np.lexsort((*clusters.codes[keep].T[::-1], cell))   # by cell, then cluster: one order, every run
+    order = _by_cell_and_cluster(cell, clusters.codes[keep], [len(level) for level in clusters.levels])
     keep = keep[order]
     out = replace(clusters, cell=cell[order], codes=clusters.codes[keep], counts=counts[keep])
     for name in out.names:
         out.check(name)
     return out
+
+
+def _by_cell_and_cluster(cell: np.ndarray, codes: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The order of rows by cell, then cluster code(s): one order in every run, since no two rows
+    share a cell and clusters. Sorted as one integer key (mixed radix) when it fits in 63 bits,
+    which is several times faster than a sort on several keys; else by :func:`numpy.lexsort`."""
+    if (int(cell.max(initial=0)) + 1) * int(np.prod(sizes, dtype=object)) < 2**62:
+        key = cell.astype(np.int64)
+        for k, size in enumerate(sizes):
+            key = key * size + codes[:, k]
+        return np.argsort(key)
+    return np.lexsort((*codes.T[::-1], cell))
+

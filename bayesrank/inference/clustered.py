@@ -137,7 +137,10 @@ def cluster_scores(bound: Bound, theta: np.ndarray, cell: np.ndarray, group: np.
     cd = CellDerivatives.at(bound, theta)
     _, D = bound.structure.kernels["link"].outcome_gradients(cd.values)   # (cells, outcome, predictor)
     D = np.where(np.isfinite(D), D, 0.0)   # an outcome of probability 0 has no score, and no count either
-    order = np.argsort(group, kind="stable")   # the rows by group: the matrix is built in CSR order directly
+    # the rows by group (the matrix is built in CSR order directly); an unstable sort, which is
+    # several times faster, orders equal groups the same way in every run, and a group's entries
+    # are summed after sorting them by column
+    order = np.argsort(group)
     cell, counts = cell[order], counts[order]
     g = np.einsum("ro,rop->rp", counts, D[cell])                            # (rows, predictor)
     columns = np.concatenate([cd.rows[name][cell] for name in cd.names], axis=1)
