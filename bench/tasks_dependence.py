@@ -22,7 +22,12 @@ coverage
     ``random``: each user's scores deviate by ZeroSumNormal(τ = 0.5) (the random-effects model;
     its population scores s are the truth, the other methods estimate the population-averaged
     scores, closer to 0: ``slope`` measures that). The slow methods (bootstrap, random
-    effects) run on the first ``slow_replicates`` replicates.
+    effects) run on the first ``slow_replicates`` replicates. The suite's default runs are short
+    (``SHORT``: 30 replicates, 6 of them with the slow methods, 50 bootstrap draws; design
+    ``shared`` at 10, 30 and 100 users, ``random`` at 30); more replicates behind the option
+    ``bench/run.py --only tasks_dependence --tasks coverage --task-args '{"coverage": {"replicates":
+    200, "slow_replicates": 40, "n_boot": 100}}'`` (``FULL``), and other designs or numbers of
+    users by running the task alone with those arguments.
 widening
     The bundled MT-Bench judge records (20 judges, 80 questions): how much the intervals of
     Bradley–Terry (ties dropped) and Davidson widen when they allow for clusters by judge, by
@@ -224,12 +229,18 @@ def task_speed(repeats: int = 3) -> dict:
 
 TASKS = {"coverage": task_coverage, "widening": task_widening, "speed": task_speed}
 
+#: The default coverage runs are short (minutes each on a shared machine); the full ones take
+#: ``--task-args '{"coverage": FULL}'`` (``FULL`` below) and any other ``clusters``/``design``.
+SHORT = {"replicates": 30, "slow_replicates": 6, "n_boot": 50}
+FULL = {"replicates": 200, "slow_replicates": 40, "n_boot": 100}
+
 SUITE = [
     {"task": "widening", "timeout": 3600, "quick": True},
     {"task": "speed", "args": {"repeats": 3}, "timeout": 3600},
-    *[{"task": "coverage", "args": {"framework": f, "design": d, "clusters": g, "replicates": 200,
-                                    "slow_replicates": 40, "n_boot": 100}, "timeout": 4 * 3600}
-      for d in ("shared", "random") for f in ("bt", "davidson") for g in (10, 30, 100)],
+    *[{"task": "coverage", "args": {"framework": f, "design": "shared", "clusters": g, **SHORT}, "timeout": 3600}
+      for f in ("bt", "davidson") for g in (10, 30, 100)],
+    *[{"task": "coverage", "args": {"framework": f, "design": "random", "clusters": 30, **SHORT}, "timeout": 3600}
+      for f in ("bt", "davidson")],
 ]
 
 
