@@ -189,7 +189,7 @@ class Clusters:
         if "cluster_cell" not in ds:
             return None
         names = tuple(str(x) for x in ds["cluster_column"].values)
-        levels = tuple(tuple(str(x) for x in ds[f"cluster_level_{k}"].values) for k in range(len(names)))
+        levels = tuple(tuple(ds[f"cluster_level_{k}"].values.astype(str).tolist()) for k in range(len(names)))
         return cls(names, levels, ds["cluster_cell"].values.astype(np.int64),
                    ds["cluster_codes"].values.astype(np.int64), ds["cluster_counts"].values.astype(float))
 
