@@ -283,7 +283,11 @@ def tables(r: dict) -> str:
                   "of 3 pairs). `shared`: a user's votes on a pair repeat one verdict with probability 0.8; "
                   "`random`: each user's scores deviate by ZeroSumNormal(0.5). Coverage is over items × replicates "
                   "(± Monte Carlo standard error over replicates); width is the median interval width; slope is "
-                  "the mean of ŝ·s/‖s‖² (1: unbiased scale).", "",
+                  "the mean of ŝ·s/‖s‖² (1: unbiased scale). Random effects estimate scores conditional on a "
+                  "user, on a wider scale than the population-averaged ones when a user's votes agree: in design "
+                  "`shared` (not their model) their slope exceeds 1 and their coverage of the population scores "
+                  "is not the target; design `random` is their model. The bootstrap and random effects ran on "
+                  "the first n replicates only (short default run; more with the task's arguments).", "",
                   "| design | model | users | " + " | ".join(METHODS) + " |",
                   "|---|---|---|" + "---|" * len(METHODS)]
         for k in coverage:
