@@ -36,16 +36,19 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import eigvalsh
 
 from bayesrank.data.clusters import Clusters, cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.inference.information import CellDerivatives
-from bayesrank.inference.intervals import refits, sandwich
+from bayesrank.inference.intervals import refits, sandwich, sandwich_factor
 from bayesrank.inference.structure import Bound
 
 #: Below this many clusters a fit warns that cluster-robust intervals are too narrow.
 FEW_CLUSTERS = 30
+#: A two-way meat's eigenvalue below −NEGATIVE × its largest is negative (not rounding of a zero).
+NEGATIVE = 1e-12
 
 
 def cluster_names(data: Comparisons, cluster) -> tuple[str, ...]:
@@ -221,6 +224,43 @@ def clustered_sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, cl
     return cov, notes, info
 
 
+def clustered_sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, clusters: Clusters,
+                              names: tuple[str, ...]) -> tuple[np.ndarray, list[str], dict]:
+    """F with F Fᵀ = I⁻¹ M I⁻¹ for the cluster-robust meat (:func:`cluster_meat`), on the large-model
+    path where no n × n covariance is formed (:func:`~bayesrank.inference.intervals.sandwich_factor`;
+    ``wald`` is its U with U Uᵀ = I⁻¹). A meat that is not positive definite is factored through its
+    eigen-decomposition with negative eigenvalues set to zero: for two columns, where the meat
+    M₁ + M₂ − M₁₂ itself can be indefinite, the fit says so (eigenvalues below −:data:`NEGATIVE`
+    of the largest; a semi-definite meat, of fewer clusters than parameters, is not clipped).
+
+    Returns
+    -------
+    factor : ndarray
+    notes : list of str
+    info : dict
+        As :func:`cluster_meat`.
+    """
+    computed = {"calls": 0}
+
+    def meat():
+        computed["calls"] += 1
+        value, computed["info"] = cluster_meat(bound, theta, clusters, names)
+        if computed["calls"] > 1 and len(names) == 2:  # its Cholesky factorisation failed: negative eigenvalues?
+            w = eigvalsh(value)
+            computed["clipped"] = int(np.sum(w < -NEGATIVE * max(w[-1], 0.0)))
+        return value
+
+    factor = sandwich_factor(bound, theta, wald, meat=meat)
+    notes = []
+    if len(names) == 2:
+        clipped = computed["info"]["clipped_eigenvalues"] = computed.get("clipped", 0)
+        if clipped:
+            notes.append(f"the two-way cluster-robust meat (M_{names[0]} + M_{names[1]} − M_both) had {clipped} "
+                         "negative eigenvalue(s), set to zero (Cameron, Gelbach & Miller 2011, §2.3): the intervals "
+                         "along those directions rest on the clipped matrix.")
+    return factor, notes, computed["info"]
+
+
 def cluster_bootstrap(bound: Bound, theta: np.ndarray, clusters: Clusters, name: str, n_boot: int,
                       rng: np.random.Generator, maxiter: int) -> tuple[np.ndarray, dict]:
     """θ̂ of ``n_boot`` resamples of whole clusters of column ``name`` (the module docstring).
@@ -260,5 +300,5 @@ def describe(intervals: str, names: tuple[str, ...], n_clusters: dict) -> str:
             f"{n_clusters.get(' ∩ '.join(names), 0):,} intersections)")
 
 
-__all__ = ["FEW_CLUSTERS", "cluster_bootstrap", "cluster_meat", "cluster_names", "cluster_notes", "cluster_scores",
-           "clustered_sandwich", "describe", "groups_of", "prepared_clusters"]
+__all__ = ["FEW_CLUSTERS", "NEGATIVE", "cluster_bootstrap", "cluster_meat", "cluster_names", "cluster_notes", "cluster_scores",
+           "clustered_sandwich", "clustered_sandwich_factor", "describe", "groups_of", "prepared_clusters"]
