@@ -123,3 +123,17 @@ def test_judge_verdicts_left_out_need_no_cluster():
                           "question_id": ["q1", "q2", "q1", None]})
     data = br.load(frame, cluster="question_id")
     assert data.dropped == {"unknown verdict": 1} and data.clusters.n_clusters() == {"question_id": 2}
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_clusters_count_duplicate_records_as_the_cells_do(votes, drop):
+    """Records exported twice (an identifier column, every column read repeated) are counted once
+    in the cells with drop_duplicates=True, and once in their cluster too; two records of one
+    identifier but different clusters are not duplicates."""
+    frame = votes.assign(id=np.arange(len(votes)).astype(str))
+    twice = pd.concat([frame, frame.iloc[:25], frame.iloc[25:30].assign(user="someone else")], ignore_index=True)
+    data = br.load(twice, cluster="user", drop_duplicates=drop)
+    assert data.clusters.agrees_with(data.counts())
+    expected = twice if not drop else pd.concat([frame, frame.iloc[25:30].assign(user="someone else")])
+    pd.testing.assert_frame_equal(rows_of(data, "user"), reference_rows(expected, "user"), check_dtype=False)
+    assert data.n_comparisons == len(expected)

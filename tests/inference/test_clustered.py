@@ -69,6 +69,27 @@ def test_the_cluster_robust_sandwich_is_the_numpy_one(votes, columns):
     assert "cluster" in fit.to_json()["covariance"] and fit.to_json()["cluster"] == list(columns)
 
 
+@pytest.mark.parametrize("columns", [("user",), ("user", "prompt")])
+def test_a_large_model_keeps_the_cluster_robust_sandwich_as_a_factor(votes, monkeypatch, columns):
+    """Beyond DENSE_COVARIANCE_MAX free coordinates the cluster-robust sandwich is kept as a factor
+    (no n × n covariance stored): the same standard errors, clusters and description as the dense one,
+    and rank intervals from its draws."""
+    import bayesrank.inference.map as map_module
+
+    data = br.load(votes, cluster=("user", "prompt"))
+    dense = br.fit(br.BradleyTerry(ties="drop"), data, cluster=columns)
+    monkeypatch.setattr(map_module, "DENSE_COVARIANCE_MAX", 2)
+    large = br.fit(br.BradleyTerry(ties="drop"), data, cluster=columns)
+    est = large.tree["estimate"]
+    assert est.attrs["covariance_stored"] == 0 and large.cluster == columns
+    assert est.attrs["covariance"] == dense.tree["estimate"].attrs["covariance"]
+    assert large.diagnostics["clusters"] == dense.diagnostics["clusters"]
+    if large.diagnostics["clusters"].get("clipped_eigenvalues", 0) == 0:   # (two-way: nothing clipped)
+        np.testing.assert_allclose(est["score_se"].values, dense.tree["estimate"]["score_se"].values, rtol=1e-6)
+    board = large.leaderboard()
+    assert board["rank_lower"].notna().all() and (board["rank_lower"] <= board["rank_upper"]).all()
+
+
 def test_every_comparison_its_own_cluster_is_the_per_comparison_sandwich(votes):
     data = br.load(votes, cluster="vote")
     per_vote = br.fit(br.BradleyTerry(ties="drop"), data)
