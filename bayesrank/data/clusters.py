@@ -18,7 +18,6 @@ dropped, reweighting, a subset of the cells) changes the rows the same way, and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
