@@ -28,6 +28,7 @@ _PUBLIC = {
     "ByCategory": "bayesrank.model.categories",
     "Dynamic": "bayesrank.model.dynamic",
     "TimePriors": "bayesrank.model.dynamic",
+    "RandomEffects": "bayesrank.model.random_effects",
     "Priors": "bayesrank.model.framework",
     "JudgeAware": "bayesrank.model.judge_aware",
     "BTL": "bayesrank.model.judge_aware",

@@ -71,6 +71,12 @@ def _frameworks():
     return {name: cls for name, cls in FRAMEWORKS.items() if name != "dynamic"}
 
 
+def _framework_base():
+    from bayesrank.model.framework import Framework
+
+    return Framework
+
+
 def _model_fields() -> dict[str, list]:
     """Every option of every framework: field name → the fields (one per framework having it)."""
     out: dict[str, list] = {}
@@ -92,6 +98,8 @@ def _add_model_args(p) -> None:
                                                       for n, c in _frameworks().items()))
     for name, owners in _model_fields().items():
         f = owners[0][1]
+        if f.metadata.get("cli") is False:  # given by another option (random effects: --cluster)
+            continue
         users = ", ".join(cls.name for cls, _ in owners)
         help_text = f"{f.metadata.get('help', name)} [{users}]"
         hint = typing.get_type_hints(owners[0][0])[name]
@@ -99,7 +107,7 @@ def _add_model_args(p) -> None:
             p.add_argument(_flag(name), dest=name, action="store_true", default=None, help=help_text)
             continue
         choices = sorted({c for _, g in owners for c in g.metadata.get("choices", ())}) or None
-        kind = int if int in typing.get_args(hint) or hint is int else str
+        kind = int if int in typing.get_args(hint) or hint is int else float if float in typing.get_args(hint) else str
         if any("auto" in g.metadata for _, g in owners):  # e.g. --rank R|auto
             kind = _int_or_auto
         p.add_argument(_flag(name), dest=name, type=kind, choices=choices, default=None, help=help_text)
@@ -138,6 +146,10 @@ def _add_data_args(p) -> None:
                         "--period with change points (bt, rao-kupper, davidson)")
     p.add_argument("--period", default="week", choices=("day", "week", "month"),
                    help="calendar period of --time-column (weeks start on Monday)")
+    p.add_argument("--cluster", default=None, metavar="COLUMN[,COLUMN]",
+                   help="one or two record columns naming each comparison's cluster (user, prompt, judge): MAP "
+                        "intervals (sandwich, bootstrap) then allow for dependent votes within clusters (two "
+                        "columns: two-way sandwich); --model random-effects has its effects by this column")
 
 
 #: Each command's one-line help (``bayesrank --help`` lists them without building their options).
@@ -186,8 +198,9 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--n-draws", type=int, default=1000, help="MAP: draws from the asymptotic normal (rank intervals)")
     fit.add_argument("--intervals", default=None, choices=("wald", "sandwich", "bootstrap", "none"),
                      help="MAP intervals: wald (inverse information), sandwich (robust; default for ties as "
-                          "halves and reweighted pairs), bootstrap (of the comparisons) or none (point "
-                          "estimates only: no se, intervals or rank intervals)")
+                          "halves, reweighted pairs and --cluster), bootstrap (of the comparisons; of whole "
+                          "clusters with --cluster) or none (point estimates only: no se, intervals or rank "
+                          "intervals)")
     fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
     fit.add_argument("--restarts", type=int, default=None, metavar="K",
                      help="MAP of a log-likelihood that is not concave (Rao-Kupper, Thurstonian --k-cov, judge "
@@ -374,13 +387,24 @@ def framework_from_args(args):
         framework's own validation).
     """
     cls = _frameworks()[args.model]
-    own = {f.name for f in dataclasses.fields(cls)}
-    given = {name: getattr(args, name) for name in _model_fields() if getattr(args, name, None) is not None}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    own = set(fields)
+    given = {name: getattr(args, name) for name in _model_fields()
+             if getattr(args, name, None) is not None and name != "cluster"}
     foreign = [name for name in given if name not in own]
     if foreign:
-        options = ", ".join(_flag(n) for n in sorted(own - {"priors"})) or "none"
+        options = ", ".join(_flag(n) for n in sorted(own - {"priors"}) if fields[n].metadata.get("cli") is not False)
         raise ModelSpecError(f"{', '.join(_flag(n) for n in foreign)} does not apply to {args.model} "
-                             f"(its options: {options}).")
+                             f"(its options: {options or 'none'}).")
+    for name, f in fields.items():
+        if f.metadata.get("spec") and name in given:  # a framework built on another: --base SPEC
+            given[name] = framework_from_text(given[name])
+        if f.metadata.get("cli") is False:   # the clusters of random effects: --cluster, one column
+            columns = _columns(getattr(args, "cluster", None))
+            if len(columns) != 1:
+                raise ModelSpecError(f"--model {args.model} needs --cluster COLUMN, one column: the clusters "
+                                     "whose scores deviate (user, prompt, judge).")
+            given[name] = columns[0]
     return cls(**{name: value for name, value in given.items() if value != "auto"})
 
 
@@ -413,6 +437,8 @@ def framework_from_text(spec: str):
 def _parse_value(text: str, hint, item: str):
     if text.lower() in ("none", "null") and type(None) in typing.get_args(hint):
         return None
+    if isinstance(hint, type) and issubclass(hint, _framework_base()):   # the base of random effects
+        return framework_from_text(text)
     if hint is bool:
         if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
             raise BayesrankError(f"{item!r}: expected true or false.")
@@ -422,6 +448,11 @@ def _parse_value(text: str, hint, item: str):
             return int(text)
         except ValueError:
             raise BayesrankError(f"{item!r}: expected a whole number.") from None
+    if hint is float or float in typing.get_args(hint):
+        try:
+            return float(text)
+        except ValueError:
+            raise BayesrankError(f"{item!r}: expected a number.") from None
     return text
 
 
@@ -510,7 +541,8 @@ def _load(args):
 
     return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
                 covariates=_columns(args.covariates), contrasts=_columns(args.contrasts), by=args.by,
-                drop_duplicates=args.drop_duplicates, time_column=getattr(args, "time_column", None),
+                drop_duplicates=args.drop_duplicates, cluster=_columns(getattr(args, "cluster", None)),
+                time_column=getattr(args, "time_column", None),
                 period=getattr(args, "period", "week"))
 
 
@@ -518,7 +550,8 @@ def _load(args):
 NOT_OVER_TIME = {"information": "its MAP path is not a maximum-likelihood fit", "intervals": "its intervals are "
                  "quantiles of its draws", "reweight": "it weights every comparison alike", "restarts": "its MAP "
                  "path has one fixed point from one start", "elo": "its scores are per period",
-                 "rank_sets": "its ranks are per period", "fragility": "it is computed for static fits"}
+                 "rank_sets": "its ranks are per period", "fragility": "it is computed for static fits",
+                 "cluster": "its intervals come from its own posterior approximation, not a sandwich"}
 
 
 def _time_kwargs(args) -> dict:
@@ -590,6 +623,8 @@ def cmd_fit(args) -> int:
         extra["fragility"] = fragility(result, k=args.fragility).to_dict()
     if result.framework.name == "by-category":
         extra["categories"] = result.categories(args.level).to_dict("records")
+    if result.framework.random_effects() and result.interval_method != "none":
+        extra["random_effects"] = result.random_effects(args.level).to_json()
     if selection is not None:
         extra["rank_selection"] = selection.to_json()
     if args.out is not None:
@@ -755,13 +790,13 @@ def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, e
 
 #: How each interval method is named in the table's header.
 INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": "bootstrap percentile",
-                  "posterior": "posterior", "none": "no"}
+                  "posterior": "posterior", "laplace": "Laplace", "none": "no"}
 
 
 def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
     """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
     Elo ratings, rank sets, fragility, style effects and per-category boards)."""
-    from bayesrank.results.estimates import too_few_draws
+    from bayesrank.results.estimates import dependence, too_few_draws
     from bayesrank.results.summary import has_elo
 
     extra = extra or {}
@@ -777,7 +812,9 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
         board = board.head(top)
     ce = result.cross_entropies()
     pct = f"{100 * level:g}%"
-    kind = f"{INTERVAL_NAMES[result.interval_method]} {pct} interval"
+    kind = f"{INTERVAL_NAMES.get(result.interval_method, result.interval_method)} {pct} interval"
+    if result.cluster:
+        kind += f" ({dependence(result.tree)})"
     thurstonian = getattr(result.framework, "k_cov", None) is not None
     hja = result.framework.name == "hja"
     lines = [
@@ -848,6 +885,8 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
             lines.append(f"\ncategory {category} (partially pooled):")
             shown = group.head(top) if top else group
             lines.append(shown.drop(columns="category").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if "random_effects" in extra:
+        lines.append("\n" + result.random_effects(level).to_text(top))
     lines += [f"warning: {w}" for w in result.warnings]
     missing = too_few_draws(result.tree, level)
     lines += [f"warning: {missing}"] if missing else []

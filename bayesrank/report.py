@@ -36,6 +36,7 @@ from bayesrank.data.bothbad import convention
 from bayesrank.data.matrices import battle_counts, win_fractions
 from bayesrank.errors import BayesrankError, OutputError
 from bayesrank.output.text import markdown as md
+from bayesrank.results.estimates import dependence
 from bayesrank.results.fit import Fit
 from bayesrank.results.headline import headline
 from bayesrank.results.io import check_target, write_files
@@ -147,7 +148,7 @@ class Report:
         for name, fit in self.fits.items():
             kind = ("95% intervals of the fit over time (the leaderboard as of its last period)"
                     if is_time_fit(fit.tree) else
-                    f"{fit.interval_method.capitalize()} 95% intervals (MLE)" if fit.method == "map"
+                    f"{fit.interval_method.capitalize()} 95% intervals (MLE, {dependence(fit.tree)})" if fit.method == "map"
                     else f"95% posterior intervals (NUTS, sampler {fit.diagnostics.get('sampler')}, "
                          f"{fit.diagnostics.get('chains')} chains × {fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)

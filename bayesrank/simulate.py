@@ -5,7 +5,8 @@ code, so fits of these records test it: Bradley–Terry P(a wins) = σ(d) or Dav
 P(a) : P(b) : P(tie) = e^{d/2} : e^{−d/2} : e^η, with d = s_a − s_b + βᵀz for per-battle
 style contrasts z, and optionally per-category scores s_k = μ + τ δ_k (:func:`battles`); for a
 panel of judges d = γ_k (s_a − s_b) + δ_k x, x = +1 for the answer shown first
-(:func:`judge_panel`).
+(:func:`judge_panel`). :func:`clustered_battles` makes votes that are not independent:
+clusters (users) whose votes share verdicts, or whose scores deviate from the population's.
 """
 
 from __future__ import annotations
@@ -77,17 +78,91 @@ def battles(scores, n: int, rng: np.random.Generator, *, beta=None, eta: float |
         frame["category"] = labels[k]
     return pd.DataFrame(frame)
 
+def _outcome_probabilities(d: np.ndarray, eta) -> np.ndarray:
+    """``(n, 3)`` P(a wins), P(b wins), P(tie) per linear predictor: Bradley–Terry (``eta`` None, no
+    ties) or Davidson with tie parameter ``eta`` (a scalar or one per row)."""
+    if eta is None:
+        return np.column_stack([1 / (1 + np.exp(-d)), 1 / (1 + np.exp(d)), np.zeros_like(d)])
+    w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.broadcast_to(np.exp(eta), d.shape)])
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One outcome (0: a wins, 1: b wins, 2: tie) per row of probabilities."""
+    return np.minimum((rng.random(len(p))[:, None] > np.cumsum(p, axis=1)).sum(axis=1), 2)
+
 
 def _outcomes(d: np.ndarray, eta, rng: np.random.Generator) -> np.ndarray:
-    """0 (a wins), 1 (b wins) or 2 (tie) per linear predictor: Bradley–Terry (``eta`` None) or
-    Davidson with tie parameter ``eta`` (a scalar or one per row)."""
-    if eta is None:
-        p = np.column_stack([1 / (1 + np.exp(-d)), 1 / (1 + np.exp(d)), np.zeros_like(d)])
-    else:
-        w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.broadcast_to(np.exp(eta), d.shape)])
-        p = w / w.sum(axis=1, keepdims=True)
-    u = rng.random(d.size)
-    return np.minimum((u[:, None] > np.cumsum(p, axis=1)).sum(axis=1), 2)
+    """0 (a wins), 1 (b wins) or 2 (tie) per linear predictor (:func:`_outcome_probabilities`)."""
+    return _draw(_outcome_probabilities(d, eta), rng)
+
+
+def clustered_battles(scores, n_clusters: int, rng: np.random.Generator, *, pairs_per_cluster: int = 3,
+                      votes_per_pair: int = 10, share: float = 0.8, spread: float = 0.0, eta: float | None = None,
+                      cluster: str = "user") -> pd.DataFrame:
+    """Battle records in clusters of dependent votes, with known population scores.
+
+    Each cluster (a user) picks ``pairs_per_cluster`` distinct pairs at random and casts
+    ``votes_per_pair`` votes on each. Two kinds of dependence, alone or together:
+
+    * **shared verdicts** (``share`` = ρ): per (user, pair) one verdict is drawn from the
+      model; each of the user's votes on the pair is that verdict with probability ρ, else a
+      fresh draw. Every vote is then marginally a draw of the model with the population
+      scores (the estimand of every interval method is ``scores``), and two votes of a user on
+      a pair agree more often than independent votes would;
+    * **random scores** (``spread`` = τ): the user's scores are s + u, u the projection of
+      i.i.d. Normal(0, τ²) draws onto the zero-sum vectors (ZeroSumNormal(τ), the random-effects
+      model's prior). The population scores are s, the conditional estimand of
+      :class:`~bayesrank.model.random_effects.RandomEffects`; a model without random effects
+      estimates the population-averaged scores, which are smaller in magnitude.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(m,)`` population scores.
+    n_clusters : int
+    rng : numpy Generator
+    pairs_per_cluster, votes_per_pair : int
+    share : float
+        ρ in [0, 1].
+    spread : float
+        τ ≥ 0.
+    eta : float, optional
+        Davidson tie parameter; None for Bradley–Terry (no ties).
+    cluster : str
+        Name of the cluster column (labels ``u0000``, ``u0001``, …).
+
+    Returns
+    -------
+    DataFrame
+        ``model_a, model_b, winner, <cluster>``, one row per vote.
+    """
+    s = np.asarray(scores, dtype=float)
+    m = s.size
+    pa, pb = np.triu_indices(m, k=1)
+    if not 1 <= pairs_per_cluster <= pa.size:
+        raise ValueError(f"pairs_per_cluster must be in 1..{pa.size}, got {pairs_per_cluster}.")
+    if not 0 <= share <= 1 or spread < 0:
+        raise ValueError(f"share must be in [0, 1] and spread non-negative, got {share}, {spread}.")
+    picks = np.argsort(rng.random((n_clusters, pa.size)), axis=1)[:, :pairs_per_cluster]   # (G, k) distinct pairs
+    z = rng.standard_normal((n_clusters, m)) * spread
+    u = z - z.mean(axis=1, keepdims=True)
+    g = np.repeat(np.arange(n_clusters), pairs_per_cluster)
+    pair = picks.ravel()
+    d = (s[pa[pair]] + u[g, pa[pair]]) - (s[pb[pair]] + u[g, pb[pair]])
+    p = _outcome_probabilities(d, eta)
+    shared = _draw(p, rng)
+    votes = np.repeat(np.arange(pair.size), votes_per_pair)
+    fresh = _draw(p[votes], rng)
+    outcome = np.where(rng.random(votes.size) < share, shared[votes], fresh)
+    swap = rng.random(votes.size) < 0.5      # the side each vote shows first
+    a, b = np.where(swap, pb[pair[votes]], pa[pair[votes]]), np.where(swap, pa[pair[votes]], pb[pair[votes]])
+    outcome = np.where(swap & (outcome < 2), 1 - outcome, outcome)
+    names = np.asarray(item_names(m), dtype=object)
+    labels = np.array([f"u{k:04d}" for k in range(n_clusters)], dtype=object)
+    return pd.DataFrame({"model_a": names[a], "model_b": names[b],
+                         "winner": np.array(["model_a", "model_b", "tie"], dtype=object)[outcome],
+                         cluster: labels[g[votes]]})
 
 
 @dataclass(frozen=True)

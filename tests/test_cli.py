@@ -162,6 +162,42 @@ def test_the_cli_passes_restarts_to_map_and_refuses_them_for_nuts():
         _fit_kwargs(parser.parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts", "--restarts", "2"]))
 
 
+def test_cluster_robust_intervals_from_the_command_line(capsys):
+    code, out, err = run(capsys, "fit", "mtbench-judges", "--model", "bt", "--ties", "drop", "--cluster",
+                         "question_id,judge_model", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["cluster"] == ["question_id", "judge_model"] and res["interval_method"] == "sandwich"
+    assert "two-way cluster-robust" in res["covariance"]
+    api = br.fit(br.BradleyTerry(ties="drop"), "mtbench-judges", cluster=("question_id", "judge_model"))
+    assert [it["se"] for it in res["items"]] == pytest.approx(api.leaderboard()["se"].tolist(), rel=1e-12)
+    code, out, _ = run(capsys, "fit", "mtbench-judges", "--model", "bt", "--ties", "drop", "--cluster", "question_id")
+    assert "allowing for dependence within clusters of 'question_id'" in out
+
+
+def test_random_effects_from_the_command_line(capsys):
+    code, out, err = run(capsys, "fit", "mtbench-judges", "--model", "random-effects", "--base", "bt:ties=drop",
+                         "--cluster", "judge_model", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["spec"]["base"]["framework"] == "bt" and res["spec"]["cluster"] == "judge_model"
+    assert res["interval_method"] == "laplace" and res["random_effects"]["n_clusters"] == 20
+    code, out, _ = run(capsys, "fit", "mtbench-judges", "--model", "random-effects", "--base", "bt:ties=drop",
+                       "--cluster", "judge_model", "--top", "3")
+    assert "clusters of 'judge_model': 20; their scores deviate" in out
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--model", "bt", "--cluster", "session"], "cluster column(s) 'session' (cluster=) not found"),
+    (["--model", "bt", "--cluster", "question_id,judge_model", "--intervals", "bootstrap"], "one column"),
+    (["--model", "random-effects", "--base", "bt"], "needs --cluster COLUMN, one column"),
+    (["--model", "random-effects", "--base", "judge-aware", "--cluster", "judge_model"], "BradleyTerry, RaoKupper"),
+])
+def test_bad_cluster_options_exit_2_with_one_line(capsys, args, fragment):
+    code, out, err = run(capsys, "fit", "mtbench-judges", *args)
+    assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1
+
+
 # ---------------------------------------------------------------------- mismatched inputs (issue 37)
 def test_gars_refuses_a_fit_of_other_data_with_the_same_items(tmp_path, capsys, mtbench):
     br.fit(br.Davidson(k_tie=0), mtbench).save(tmp_path / "fit.nc")

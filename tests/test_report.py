@@ -131,3 +131,12 @@ def test_figures_of_fewer_items_than_the_top_asked_for(posts):
     fig = plots.plot_rank_probabilities(posts["davidson"], top=20)
     assert len(fig.axes[0].get_yticklabels()) == 5
     assert len(plots.plot_forest(posts["davidson"], top=20).axes[0].get_yticklabels()) == 5
+
+
+def test_a_map_report_says_which_dependence_its_intervals_allow_for(tmp_path):
+    data = br.load("mtbench-judges", cluster="judge_model")
+    fits = {"by judge": br.fit(br.BradleyTerry(ties="drop"), data),
+            "independent": br.fit(br.BradleyTerry(ties="drop"), data, intervals="sandwich", cluster=())}
+    text = Report(fits, top=3).save(tmp_path / "report.md").read_text()
+    assert "allowing for dependence within clusters of 'judge_model'" in text
+    assert fits["independent"].to_json()["dependence"] in text

@@ -60,8 +60,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from bayesrank.data.names import column_key, name_warnings, normalised_sql, stripped_sql
 from bayesrank.data import bothbad
+from bayesrank.data.clusters import Clusters
+from bayesrank.data.names import column_key, name_warnings, normalised_sql, stripped_sql
 from bayesrank.errors import DataError
 
 #: Outcome labels of Chatbot Arena battle records (column ``winner``).
@@ -689,6 +690,10 @@ class Cells:
     period_unit : str
         The calendar period of the ``period`` column (``"day"``, ``"week"``, ``"month"``);
         empty without a time column.
+    clusters : Clusters or None
+        With ``cluster=``: the comparisons of each cell by cluster, the ``cell`` of each row
+        numbering the cells as the frame's ``_cell`` column does
+        (:meth:`~bayesrank.data.comparisons.Comparisons.from_aggregate` renumbers them).
     """
 
     frame: pd.DataFrame
@@ -698,6 +703,7 @@ class Cells:
     agreement: pd.DataFrame | None = None
     warnings: list[str] = field(default_factory=list)
     period_unit: str = ""
+    clusters: Clusters | None = None
 
 
 @dataclass
@@ -718,6 +724,7 @@ def aggregate(
     by: str | None = None,
     time_column: str | None = None,
     period: str = "week",
+    cluster: Sequence[str] = (),
     what: str = "record",
     drop_duplicates: bool = False,
 ) -> Cells:
@@ -748,6 +755,10 @@ def aggregate(
         ISO date). Every record needs one: a value that is neither is refused, naming it.
     period : {"day", "week", "month"}
         The calendar period of ``time_column`` (weeks start on Monday, ISO 8601).
+    cluster : sequence of str
+        Columns naming the cluster of each record (user, prompt, conversation, judge): the
+        records are aggregated by cell × cluster, the clusters kept as ``cluster:<name>``
+        columns (:mod:`bayesrank.data.clusters`). A record without its cluster is refused.
     what : str
         What a record is called in messages ("record", "row", "pair").
     drop_duplicates : bool
@@ -781,6 +792,11 @@ def aggregate(
                             "group battle or count records by a category instead.")
         if by not in table.columns:
             raise DataError(f"category column {by!r} (by=) not found{where} (columns: {', '.join(columns)}).")
+    cluster = list(cluster)
+    missing = [c for c in cluster if c not in table.columns]
+    if missing:
+        raise DataError(f"cluster column(s) {', '.join(repr(c) for c in missing)} (cluster=) not found{where} "
+                        f"(columns: {', '.join(columns)}).")
 
     checks: list[_Check] = []
     value: dict[str, str] = {}
@@ -846,7 +862,8 @@ def aggregate(
         source_sql, weight = table.sql, "1"
     else:
         used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
-                or c == judge_column or c == time_column or c in covariates or c in contrasts or c in ids]
+                or c == judge_column or c == time_column or c in covariates or c in contrasts or c in ids
+                or (ids and c in cluster)]
         source_sql = (f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r "
                       "GROUP BY ALL")
         weight = "1" if drop_duplicates and ids else "_n"
@@ -864,23 +881,24 @@ def aggregate(
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
         + (["period"] if time_column is not None else []) \
         + list(extra.values())
-    outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
-             f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b",
-             f"CASE WHEN {flip} THEN _written_name_b ELSE _written_name_a END AS _written_a",
-             f"CASE WHEN {flip} THEN _written_name_a ELSE _written_name_b END AS _written_b"]
+    oriented = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
+                f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
+    spelled = [f"CASE WHEN {flip} THEN _written_name_b ELSE _written_name_a END AS _written_a",
+               f"CASE WHEN {flip} THEN _written_name_a ELSE _written_name_b END AS _written_b"]
     if judge_column:
-        outer += ["judge", "_written_judge"]
+        oriented.append("judge")
+        spelled.append("_written_judge")
     if "first" in value:
-        outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
+        oriented.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
     if time_column is not None:
-        outer.append("period")
-    outer += [q for key, q in extra.items() if key.startswith("covariate:")]
-    outer += [f"CASE WHEN {flip} THEN -{q} ELSE {q} END AS {q}" for key, q in extra.items()
-              if key.startswith("contrast:")]
-    outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
-              f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
-              ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
-              "_skip", "_spaces", "_unicode", "_w", "_dup", *[f"_check{k}" for k in range(len(checks))]]
+        oriented.append("period")
+    oriented += [q for key, q in extra.items() if key.startswith("covariate:")]
+    oriented += [f"CASE WHEN {flip} THEN -{q} ELSE {q} END AS {q}" for key, q in extra.items()
+                 if key.startswith("contrast:")]
+    oriented += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
+                 f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
+                 ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad", "_skip"]
+    outer = oriented + spelled + ["_spaces", "_unicode", "_w", "_dup", *[f"_check{k}" for k in range(len(checks))]]
     sums = [f"sum({c} * _w) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
     tallies = ["sum(_w) AS records", "coalesce(sum(_w) FILTER (WHERE NOT _skip), 0) AS used",
                "coalesce(sum(_w) FILTER (WHERE _spaces), 0) AS spaces",
@@ -922,8 +940,17 @@ def aggregate(
     if n_duplicates:
         notes[NOTE_DUPLICATES] = n_duplicates
         warnings.append(_duplicates_sentence(n_duplicates, n_records, ids, drop_duplicates))
+    clusters = None
+    if cluster:  # the comparisons of each cell by cluster, beside the cells (the cells' number: _cell)
+        frame["_cell"] = np.arange(len(frame))
+        read = [c for c in table.columns if any(table.column(c) in expr for expr in value.values())]
+        # with duplicates counted once, each distinct record once, as the cells count them
+        records = (f"SELECT DISTINCT {', '.join(table.column(c) for c in used)} FROM ({table.sql}) r"
+                   if drop_duplicates and ids else table.sql)
+        clusters = _cluster_rows(table, shape, frame, keys, oriented, value, skip or "false", read, cluster, guard,
+                                 what, records)
     frame = frame[frame["used"] > 0]
-    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad"]].rename(
+    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad", *(["_cell"] if cluster else [])]].rename(
         columns={"a": "model_a", "b": "model_b", **{q: key for key, q in extra.items()}})
     keys = list(frame.columns[: len(keys)])
     for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
@@ -942,7 +969,7 @@ def aggregate(
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(keys, kind="stable").reset_index(drop=True)
     return Cells(frame, n_records, dropped, notes, agreement, warnings,
-                 period if time_column is not None else "")
+                 period_unit=period if time_column is not None else "", clusters=clusters)
 
 
 #: Notes (``Comparisons.notes``) of the reading rules.
@@ -988,6 +1015,75 @@ def _duplicates_sentence(n: int, records: int, ids: Sequence[str], dropped: bool
             "(CLI: --drop-duplicates) to count each once")
 
 
+def _cluster_rows(table: Table, shape: str, frame: pd.DataFrame, keys: list[str], oriented: list[str],
+                  value: dict[str, str], skip: str, read: list[str], cluster: Sequence[str], guard: str, what: str,
+                  records: str) -> Clusters:
+    """The comparisons of each cell by cluster (:class:`~bayesrank.data.clusters.Clusters`).
+
+    Every distinct combination of the columns the cells are made of (``read``) is typed and
+    oriented once, by the cells' own expressions (``value``, ``oriented``), and matched to its cell
+    of ``frame`` (whose query has checked every one of those values); the records are joined to
+    it and summed by cell × cluster. So a log of many users is typed as its few distinct pairs
+    and outcomes are, and the rows come back as
+    integer arrays — a cell number, each column's cluster code, the counts —, never as a frame of
+    names (in no particular order: :meth:`Comparisons.from_aggregate` sorts them). A record
+    without its cluster (outside the skipped verdicts) is refused like any bad value.
+    ``records`` is the query of the records summed: the table, or its distinct records when
+    duplicates are counted once (as the cells count them)."""
+    con = table.con
+    names = [_q(f"cluster:{n}") for n in cluster]
+    raw = [table.column(c) for c in read]
+    typed, checks = [], []
+    for name, quoted in zip(cluster, names):
+        text, shown, rules, _ = _name(table, name)
+        typed.append(f"{text} AS {quoted}")
+        checks += [_Check(name, shown, p, "cluster" if m == "is missing or empty" else m) for p, m in rules]
+    # each distinct combination of the cells' columns, typed and oriented once
+    distinct = (f"SELECT {', '.join(f'_raw{k}' for k in range(len(raw)))}, {', '.join(oriented)} FROM (SELECT "
+                f"{', '.join(f'r.{_q(c)} AS _raw{k}' for k, c in enumerate(read))}, "
+                f"{', '.join(f'{expr} AS {_q(key)}' for key, expr in value.items())}, {skip} AS _skip "
+                f"FROM (SELECT DISTINCT {', '.join(raw)} FROM ({table.sql}) r) r)")
+    bare = [k.strip('"') for k in keys]
+    cells = frame.loc[frame["used"] > 0, [*bare, "_cell"]]
+    view = f"cells_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
+    same = " AND ".join(f"{c} IS NOT DISTINCT FROM m._raw{k}" for k, c in enumerate(raw))
+    match = " AND ".join(f"m.{k} = c.{k}" for k in keys)
+    counts = [f"coalesce(sum(m.{c}) FILTER (WHERE NOT m._skip), 0) AS {c}" for c in ("wins_a", "wins_b", "ties")]
+    tallies = [f"count(*) FILTER (WHERE {guard}coalesce({c.predicate}, false)) AS _cluster_check{k}"
+               for k, c in enumerate(checks)]
+    try:
+        con.register(view, cells)
+        # the records joined to their cell (a few thousand distinct combinations), summed by cell × cluster
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_rows AS SELECT m._cell, {', '.join(typed)}, "
+                    f"{', '.join(counts + tallies)} FROM ({records}) r JOIN (SELECT m.*, c._cell FROM ({distinct}) m "
+                    f"LEFT JOIN {view} c ON {match}) m ON {same} GROUP BY ALL")
+        failures = con.execute(f"SELECT {', '.join(f'sum(_cluster_check{k})' for k in range(len(checks)))} "
+                               "FROM _cluster_rows").fetchall()[0]
+        for check, n in zip(checks, failures):
+            if n:
+                _raise_first(table, check, int(n), guard, shape, what)
+        used = "_cell IS NOT NULL AND wins_a + wins_b + ties > 0"
+        levels, joins = [], []
+        for k, c in enumerate(names):  # each column's clusters, sorted, numbered from 0
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_levels{k} AS SELECT {c} AS level, row_number() OVER "
+                        f"(ORDER BY {c}) - 1 AS code FROM (SELECT DISTINCT {c} FROM _cluster_rows WHERE {used})")
+            levels.append(tuple(str(x) for (x,) in con.execute(f"SELECT level FROM _cluster_levels{k} ORDER BY code")
+                                .fetchall()))
+            joins.append(f"JOIN _cluster_levels{k} l{k} ON r.{c} = l{k}.level")
+        codes = ", ".join(f"l{k}.code AS _code{k}" for k in range(len(names)))
+        rows = con.execute(f"SELECT r._cell, {codes}, r.wins_a, r.wins_b, r.ties FROM _cluster_rows r "
+                           f"{' '.join(joins)} WHERE {used}").fetchnumpy()
+    except DUCKDB_ERRORS as err:
+        raise table.error(err) from None
+    finally:
+        for name in ("_cluster_rows", *(f"_cluster_levels{k}" for k in range(len(names)))):
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+        con.unregister(view)
+    return Clusters(tuple(cluster), tuple(levels), np.asarray(rows["_cell"], dtype=np.int64),
+                    np.column_stack([np.asarray(rows[f"_code{k}"], dtype=np.int64) for k in range(len(names))]),
+                    np.column_stack([np.asarray(rows[c], dtype=float) for c in ("wins_a", "wins_b", "ties")]))
+
+
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:
     """Read the table again for the first record failing ``check`` and raise its message."""
     try:
@@ -1031,6 +1127,10 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
         return (f"{head}: time column '{column}' = {_shown(value)} is not a date or timestamp ({n} such {what}s); "
                 "write ISO 8601 dates or timestamps (2024-03-05, 2024-03-05T14:30:00Z) or Unix seconds, or "
                 f"remove the {what}.")
+    if problem == "cluster":
+        return (f"{head}: cluster column '{column}' is missing or empty ({n} such {what}s); every {what} needs "
+                f"its cluster (user, prompt, judge) — fill it in, or remove those {what}s yourself: none is "
+                "left out silently.")
     if problem in ("covariate", "contrast"):
         return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")

@@ -20,6 +20,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.aggregate import Cells, cells_from_arrays
+from bayesrank.data.clusters import Clusters
 from bayesrank.errors import DataError
 
 #: Column order of :meth:`Comparisons.counts`.
@@ -89,6 +90,10 @@ class Comparisons:
         only look alike, duplicate records, a local file read instead of a bundled dataset
         (:mod:`bayesrank.data.aggregate`, :mod:`bayesrank.data.names`). Every fit repeats them
         in its warnings.
+    clusters : Clusters or None
+        For records read with ``cluster=COLUMN``: the comparisons of each cell by cluster
+        (user, prompt, judge; :mod:`bayesrank.data.clusters`), which the likelihood never
+        reads and the cluster-robust intervals and random effects do.
     """
 
     items: tuple[str, ...]
@@ -114,6 +119,7 @@ class Comparisons:
     n_records: int = 0
     notes: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    clusters: Clusters | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -244,6 +250,7 @@ class Comparisons:
         table = table[used]
         if table.empty:
             raise DataError(f"no wins, losses or ties{where}: every {what} has zero counts.")
+        clusters = None if cells.clusters is None else _renumbered(cells.clusters, frame, keys, flip, used.to_numpy())
         present = np.union1d(table["a"], table["b"])
         if present.size < len(items):
             notes["items with no comparison left"] = int(len(items) - present.size)
@@ -257,7 +264,7 @@ class Comparisons:
         if periods:
             out = replace(out, periods=periods, period_unit=cells.period_unit)
         return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes,
-                       warnings=tuple(cells.warnings))
+                       warnings=tuple(cells.warnings), clusters=clusters)
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
@@ -337,6 +344,7 @@ class Comparisons:
             period=None if self.period is None else self.period[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
             contrasts=None if self.contrasts is None else self.contrasts[sel],
+            clusters=None if self.clusters is None else self.clusters.subset(sel, self.n_cells),
         )
 
     def without_ties(self) -> Comparisons:
@@ -347,7 +355,8 @@ class Comparisons:
         DataError
             When every comparison is a tie.
         """
-        out = replace(self, ties=np.zeros_like(self.ties))
+        out = replace(self, ties=np.zeros_like(self.ties), clusters=None if self.clusters is None else
+                      self.clusters.with_counts(self.clusters.counts * [1.0, 1.0, 0.0]))
         out = out.subset(out.totals > 0)
         if out.n_cells == 0:
             raise DataError("every comparison is a tie: nothing is left once ties are dropped.")
@@ -407,7 +416,11 @@ class Comparisons:
         """The same cells with each tie counted as half a win for both sides (the Chatbot Arena
         convention: a pseudo-likelihood for models without a tie outcome)."""
         half = self.ties / 2
-        return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half)
+        clusters = self.clusters
+        if clusters is not None:
+            w, l, t = clusters.counts.T
+            clusters = clusters.with_counts(np.column_stack([w + t / 2, l + t / 2, 0 * t]))
+        return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half, clusters=clusters)
 
     def split(self, test_fraction: float = 0.1, seed: int = 0) -> tuple[Comparisons, Comparisons]:
         """Random split of the cells into a training and a test set.
@@ -475,6 +488,8 @@ class Comparisons:
         if self.agreement is not None:
             for col in self.agreement.columns:
                 ds[f"agreement_{col}"] = ("judge_pair", self.agreement[col].to_numpy())
+        if self.clusters is not None:
+            ds = ds.assign(self.clusters.to_xarray()).assign_coords(cluster_column=list(self.clusters.names))
         return ds
 
     @classmethod
@@ -509,6 +524,7 @@ class Comparisons:
             n_records=int(ds.attrs.get("n_records", 0)),
             notes=json.loads(ds.attrs.get("notes", "{}")),
             warnings=tuple(json.loads(ds.attrs.get("warnings", "[]"))),
+            clusters=Clusters.from_xarray(ds),
         )
 
     # ------------------------------------------------------------------ per item
@@ -553,6 +569,8 @@ class Comparisons:
         if self.period is not None:
             out["periods"] = {"unit": self.period_unit, "n_periods": len(self.periods), "first": self.periods[0],
                               "last": self.periods[-1]}
+        if self.clusters is not None:
+            out["clusters"] = self.clusters.n_clusters()
         out["accounting"] = self.accounting()
         return out
 
@@ -575,9 +593,46 @@ class Comparisons:
 
     def __repr__(self) -> str:
         judges = f", {self.n_judges} judges" if self.judges is not None else ""
+        if self.clusters is not None:
+            judges += "".join(f", {g:,} clusters of {name!r}" for name, g in self.clusters.n_clusters().items())
         return (
             f"Comparisons({self.n_items} items{judges}, {self.n_cells} cells, "
             f"{self.n_comparisons:,.0f} comparisons{', ' + self.source if self.source else ''})"
         )
 
+
+
+
+def _renumbered(clusters: Clusters, frame: pd.DataFrame, keys: dict, flip: np.ndarray, used: np.ndarray) -> Clusters:
+    """The cluster rows of :meth:`Comparisons.from_aggregate`'s cells: each row's cell number
+    (``frame["_cell"]``, the aggregation's) as the index of its cell, the counts of a re-oriented
+    cell swapped as the cell's are, rows of cells left out (no win, loss or tie) dropped, sorted
+    by cell and cluster; every column checked (:meth:`Clusters.check`)."""
+    order = pd.DataFrame(keys).groupby(list(keys), sort=True).ngroup().to_numpy(np.int64)  # frame row -> cell
+    sql = frame["_cell"].to_numpy(np.int64)
+    cell_of, flipped = np.full(sql.max() + 1, -1, dtype=np.int64), np.zeros(sql.max() + 1, dtype=bool)
+    cell_of[sql], flipped[sql] = order, flip
+    cell, swap = cell_of[clusters.cell], flipped[clusters.cell]
+    counts = clusters.counts.copy()
+    counts[swap] = counts[swap][:, [1, 0, 2]]
+    keep = np.flatnonzero(used[cell])
+    cell = (np.cumsum(used) - 1)[cell[keep]]
+    order = _by_cell_and_cluster(cell, clusters.codes[keep], [len(level) for level in clusters.levels])
+    keep = keep[order]
+    out = replace(clusters, cell=cell[order], codes=clusters.codes[keep], counts=counts[keep])
+    for name in out.names:
+        out.check(name)
+    return out
+
+
+def _by_cell_and_cluster(cell: np.ndarray, codes: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The order of rows by cell, then cluster code(s): one order in every run, since no two rows
+    share a cell and clusters. Sorted as one integer key (mixed radix) when it fits in 63 bits,
+    which is several times faster than a sort on several keys; else by :func:`numpy.lexsort`."""
+    if (int(cell.max(initial=0)) + 1) * int(np.prod(sizes, dtype=object)) < 2**62:
+        key = cell.astype(np.int64)
+        for k, size in enumerate(sizes):
+            key = key * size + codes[:, k]
+        return np.argsort(key)
+    return np.lexsort((*codes.T[::-1], cell))
 

@@ -240,7 +240,7 @@ def _count_table(src: Source, both_bad_as_ties: bool | None) -> Comparisons:
 def read(
     path: str | Path, format: str | None = None, *, both_bad_as_ties: bool | None = None,
     covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-    drop_duplicates: bool = False, time_column: str | None = None, period: str = "week",
+    cluster: Sequence[str] = (), drop_duplicates: bool = False, time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Read comparisons from a CSV, Parquet, JSON or JSON-lines file.
 
@@ -267,6 +267,9 @@ def read(
         Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     by : str, optional
         Category column grouping battle or count records (see :func:`from_frame`).
+    cluster : sequence of str
+        One or two columns naming each record's cluster (user, prompt, judge): kept per cell
+        (:mod:`bayesrank.data.clusters`) for intervals that allow for dependent votes.
     drop_duplicates : bool
         Count a record that repeats an earlier one exactly once (records with an identifier
         column; :mod:`bayesrank.data.aggregate`). Duplicates are reported either way.
@@ -282,10 +285,12 @@ def read(
     """
     with opened(path, format) as src:
         if src.format == "counts":
+            _no_clusters(cluster, src.name)
             _no_time_column(src.name, time_column)
             return _count_table(src, both_bad_as_ties)
         kw = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
-                  source=src.name, drop_duplicates=drop_duplicates, time_column=time_column, period=period)
+                  source=src.name, cluster=cluster, drop_duplicates=drop_duplicates, time_column=time_column,
+                  period=period)
         with connection() as con:
             table = _table(con, src)
             if table is not None:
@@ -296,6 +301,7 @@ def read(
                                 f"{type(content).__name__}.")
             frame = _json_object_frame(content, src.name)
             if frame is None:
+                _no_clusters(cluster, src.name)
                 _no_time_column(src.name, time_column)
                 return from_count_table(content, both_bad_as_ties=both_bad_as_ties, source=src.name)
             return from_table(table_from_frame(con, frame, src.name), **kw)
@@ -319,6 +325,14 @@ def _no_time_column(name: str, time_column: str | None) -> None:
     if time_column is not None:
         raise DataError(f"{name} is a count table without record columns, so time_column={time_column!r} "
                         "cannot apply; pass the records with their dates instead.")
+
+
+def _no_clusters(cluster: Sequence[str], source: str) -> None:
+    """A count table (pairs × counts) has no record columns, so no cluster of a record."""
+    if cluster:
+        raise DataError(f"{source} is a count table (pairs and their counts), which has no record columns, so "
+                        f"cluster={tuple(cluster)!r} cannot apply; pass the records (one comparison per row, with "
+                        "the cluster column).")
 
 
 def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:

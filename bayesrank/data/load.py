@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from bayesrank.data.bundled import DATASETS, dataset_path
+from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
@@ -21,7 +22,7 @@ from bayesrank.errors import DataError
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 
 
-def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparisons:
+def load_dataset(name: str, *, both_bad_as_ties: bool | None = None, cluster: Sequence[str] | str = ()) -> Comparisons:
     """Load a bundled dataset by name.
 
     Parameters
@@ -33,6 +34,10 @@ def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparis
         (:attr:`~bayesrank.data.bundled.BundledDataset.both_bad_as_ties`; ``arena-2024`` keeps the
         leaderbot paper's convention: 129 models, 3455 pairs, 1,374,996 comparisons). Judge data
         have no both-bad ties.
+    cluster : str or sequence of str
+        For a dataset of records (``mtbench-judges``): one or two record columns naming each
+        comparison's cluster (``judge_model``, ``question_id``), kept per cell
+        (:mod:`bayesrank.data.clusters`).
 
     Returns
     -------
@@ -41,14 +46,15 @@ def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparis
     path = dataset_path(name)
     with resources.as_file(path) as file:
         data = read(file, DATASETS[name].format,
-                    both_bad_as_ties=DATASETS[name].both_bad_as_ties if both_bad_as_ties is None else both_bad_as_ties)
+                    both_bad_as_ties=DATASETS[name].both_bad_as_ties if both_bad_as_ties is None else both_bad_as_ties,
+                    cluster=cluster_columns(cluster))
     return replace(data, source=name)
 
 
 def load(
     data, *, format: str | None = None, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
-    time_column: str | None = None, period: str = "week",
+    contrasts: Sequence[str] = (), by: str | None = None, cluster: Sequence[str] | str = (),
+    drop_duplicates: bool = False, time_column: str | None = None, period: str = "week",
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -77,6 +83,12 @@ def load(
     by : str, optional
         A category column (language, task type) grouping battle or count records, for the
         per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
+    cluster : str or sequence of str
+        One or two record columns naming each comparison's cluster (user, prompt,
+        conversation, judge): the cells keep it (:mod:`bayesrank.data.clusters`), so MAP
+        intervals allow for votes that are not independent (``intervals="sandwich"`` or
+        ``"bootstrap"``) and :class:`~bayesrank.model.random_effects.RandomEffects` can model
+        them. A :class:`Comparisons` already read must carry these columns.
     drop_duplicates : bool
         Count records that repeat an earlier record exactly once (records with an identifier
         column; :mod:`bayesrank.data.aggregate`); reported either way (CLI: ``--drop-duplicates``).
@@ -97,18 +109,28 @@ def load(
     DataError
         When ``data`` is neither a bundled dataset nor an existing file, or cannot be read.
     """
+    cluster = cluster_columns(cluster)
     if isinstance(data, Comparisons):
+        for name in cluster:
+            if data.clusters is None:
+                raise DataError(f"these comparisons carry no cluster column, so cluster={name!r} cannot apply; read "
+                                f"the records again with cluster={name!r} (CLI: --cluster {name}).")
+            data.clusters.index(name)
         return data
-    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates, time_column, period)
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster, drop_duplicates, time_column,
+                   period)
 
 
-def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates, time_column,
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster, drop_duplicates, time_column,
             period) -> Comparisons:
     records = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
-                   drop_duplicates=drop_duplicates, time_column=time_column, period=period)
+                   cluster=cluster, drop_duplicates=drop_duplicates, time_column=time_column, period=period)
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, **records)
     if isinstance(data, Mapping):
+        if cluster:
+            raise DataError(f"a count table (models, X, Y) has no record columns, so cluster={cluster!r} cannot "
+                            "apply; pass the records (one comparison per row, with the cluster column).")
         if time_column is not None:
             raise DataError(f"a count table has no record columns, so time_column={time_column!r} cannot apply; "
                             "pass the records with their dates instead.")
@@ -128,12 +150,14 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_dupl
                                              "bundled dataset"))
             return out
         if bundled:
+            counts = DATASETS[data].format == "counts"
             asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by),
-                                                 ("time_column", time_column)) if v]
+                                               ("time_column", time_column), ("cluster", cluster if counts else ()))
+                     if v]
             if asked:
                 raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
                                 f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")
-            return load_dataset(data, both_bad_as_ties=both_bad_as_ties)
+            return load_dataset(data, both_bad_as_ties=both_bad_as_ties, cluster=cluster)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."

@@ -38,6 +38,7 @@ from bayesrank.data.aggregate import (
     names_as_text,
     table_from_frame,
 )
+from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.names import spelled
 from bayesrank.errors import DataError
@@ -49,28 +50,30 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 # ---------------------------------------------------------------------- records
 def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool | None = None,
                covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-               source: str = "", drop_duplicates: bool = False, time_column: str | None = None,
-               period: str = "week") -> Comparisons:
+               source: str = "", cluster: Sequence[str] | str = (), drop_duplicates: bool = False,
+               time_column: str | None = None, period: str = "week") -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
-    (the shape is detected from the columns when not given)."""
+    (the shape is detected from the columns when not given; ``cluster``: one or two columns
+    naming each record's cluster, kept per cell, :mod:`bayesrank.data.clusters`)."""
     shape = shape or detect_shape(list(table.columns), table.source)
     cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                      by=by, time_column=time_column, period=period, what="row" if shape == "counts" else "record",
+                      by=by, cluster=cluster_columns(cluster), time_column=time_column, period=period,
+                      what="row" if shape == "counts" else "record",
                       drop_duplicates=drop_duplicates)
     return Comparisons.from_aggregate(cells, source=source)
 
 
-def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None,
+def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None, cluster=(),
           drop_duplicates=False, time_column=None, period="week") -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
         return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                          contrasts=contrasts, by=by, source=source, drop_duplicates=drop_duplicates,
+                          contrasts=contrasts, by=by, source=source, cluster=cluster, drop_duplicates=drop_duplicates,
                           time_column=time_column, period=period)
 
 
 def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-                 by: str | None = None, source: str = "") -> Comparisons:
+                 by: str | None = None, source: str = "", cluster: Sequence[str] | str = ()) -> Comparisons:
     """Read Chatbot Arena battle records.
 
     Parameters
@@ -90,6 +93,10 @@ def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequen
         A category column (language, task type) that groups the records like a judge.
     source : str
         Provenance for messages.
+    cluster : str or sequence of str
+        One or two columns naming each record's cluster (user, prompt, conversation, judge):
+        the cells keep it (:mod:`bayesrank.data.clusters`) for intervals that allow for
+        dependent votes and for random effects; a record without one is refused.
 
     Returns
     -------
@@ -102,10 +109,11 @@ def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequen
         Missing columns, unknown ``winner`` labels, or any refused record (naming the 0-based
         record; :mod:`bayesrank.data.aggregate`).
     """
-    return _read(df, "battles", both_bad_as_ties, covariates, source, contrasts, by)
+    return _read(df, "battles", both_bad_as_ties, covariates, source, contrasts, by, cluster)
 
 
-def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "") -> Comparisons:
+def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "",
+                    cluster: Sequence[str] | str = ()) -> Comparisons:
     """Read LLM-judge records (MT-Bench style).
 
     Parameters
@@ -122,6 +130,10 @@ def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[s
         Numeric columns of ``model_a``'s value minus ``model_b``'s (style control).
     source : str
         Provenance for messages.
+    cluster : str or sequence of str
+        One or two columns naming each record's cluster (user, prompt, conversation, judge):
+        the cells keep it (:mod:`bayesrank.data.clusters`) for intervals that allow for
+        dependent votes and for random effects; a record without one is refused.
 
     Returns
     -------
@@ -135,11 +147,11 @@ def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[s
         Missing columns, unknown verdict labels, or any refused record (naming the 0-based
         record in the input).
     """
-    return _read(df, "judgements", False, covariates, source, contrasts)
+    return _read(df, "judgements", False, covariates, source, contrasts, cluster=cluster)
 
 
 def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-                by: str | None = None, source: str = "") -> Comparisons:
+                by: str | None = None, source: str = "", cluster: Sequence[str] | str = ()) -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
     Parameters
@@ -158,13 +170,17 @@ def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequenc
         A category column used as the grouping (instead of ``judge``).
     source : str
         Provenance for messages.
+    cluster : str or sequence of str
+        One or two columns naming each record's cluster (user, prompt, conversation, judge):
+        the cells keep it (:mod:`bayesrank.data.clusters`) for intervals that allow for
+        dependent votes and for random effects; a record without one is refused.
     """
-    return _read(df, "counts", both_bad_as_ties, covariates, source, contrasts, by)
+    return _read(df, "counts", both_bad_as_ties, covariates, source, contrasts, by, cluster)
 
 
 def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-               by: str | None = None, source: str = "", drop_duplicates: bool = False, time_column: str | None = None,
-               period: str = "week") -> Comparisons:
+               by: str | None = None, source: str = "", cluster: Sequence[str] | str = (),
+               drop_duplicates: bool = False, time_column: str | None = None, period: str = "week") -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -186,6 +202,10 @@ def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence
         Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
+    cluster : str or sequence of str
+        One or two columns naming each record's cluster (user, prompt, conversation, judge):
+        the cells keep it (:mod:`bayesrank.data.clusters`) for intervals that allow for
+        dependent votes and for random effects; a record without one is refused.
     drop_duplicates : bool
         Count a record that repeats an earlier one exactly (records with an identifier column,
         :data:`~bayesrank.data.aggregate.ID_COLUMNS`) once; duplicates are reported either way.
@@ -201,7 +221,8 @@ def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, drop_duplicates, time_column, period)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, cluster, drop_duplicates, time_column,
+                 period)
 
 
 # ---------------------------------------------------------------------- count tables

@@ -56,4 +56,5 @@ def reweighted(data: Comparisons, weights: np.ndarray) -> Comparisons:
     if w.shape != (data.n_cells,) or not np.all(np.isfinite(w)) or np.any(w < 0):
         raise DataError(f"weights must be {data.n_cells} finite non-negative numbers, one per cell.")
     return replace(data, wins_a=data.wins_a * w, wins_b=data.wins_b * w, ties=data.ties * w,
-                   ties_bothbad=data.ties_bothbad * w)
+                   ties_bothbad=data.ties_bothbad * w,
+                   clusters=None if data.clusters is None else data.clusters.scaled(w))

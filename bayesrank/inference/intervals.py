@@ -15,7 +15,11 @@ each side adds ½, ½; a reweighted pair scales that by its weight).
 ``bootstrap``
     A seeded multinomial bootstrap of the comparisons: each replicate draws N comparisons
     with replacement (a multinomial over every cell × observed outcome), and is refitted by
-    the same compiled model and optimiser, warm-started at θ̂.
+    the same compiled model and optimiser, warm-started at θ̂ (:func:`refits`).
+
+Votes that are not independent (one user's many votes, one prompt judged by many pairs) have
+the same two methods with clusters of comparisons as the unit instead:
+:mod:`bayesrank.inference.clustered`.
 """
 
 from __future__ import annotations
@@ -80,13 +84,21 @@ def comparison_units(framework: Framework, data: Comparisons, prepared: Comparis
     return units
 
 
-def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units,
-             chart: np.ndarray | None = None, bread: np.ndarray | None = None) -> np.ndarray:
-    """I⁻¹ M I⁻¹ on θ (see the module docstring); ``observed`` is the observed information,
-    in the coordinates of ``chart`` (``(len(θ), d)``: the complement of a symmetry's orbit,
-    :func:`bayesrank.inference.map.gauge_complement`) when one is given; ``bread``: its
-    inverse when the caller has it already (from the information's Cholesky factor)."""
-    meat = information(bound, theta, "scores", units=units)
+def comparison_meat(bound: Bound, theta: np.ndarray, units: Units) -> np.ndarray:
+    """M = Σ_comparisons s sᵀ on θ: the outer products of the per-comparison scores (the meat of
+    the per-comparison sandwich; :func:`~bayesrank.inference.information.information` with
+    ``kind="scores"``)."""
+    return information(bound, theta, "scores", units=units)
+
+
+def sandwich(meat: np.ndarray, observed: np.ndarray, chart: np.ndarray | None = None,
+             bread: np.ndarray | None = None) -> np.ndarray:
+    """I⁻¹ M I⁻¹ on θ (see the module docstring) for a meat M on θ (:func:`comparison_meat`, or
+    summed over clusters: :func:`bayesrank.inference.clustered.cluster_meat`); ``observed`` is
+    the observed information, in the coordinates of ``chart`` (``(len(θ), d)``: the complement
+    of a symmetry's orbit, :func:`bayesrank.inference.map.gauge_complement`) when one is given;
+    ``bread``: its inverse when the caller has it already (from the information's Cholesky
+    factor)."""
     if chart is not None:
         meat = chart.T @ meat @ chart
     bread = np.linalg.inv(observed) if bread is None else bread
@@ -95,9 +107,13 @@ def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units
     return 0.5 * (cov + cov.T)
 
 
-def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Units) -> np.ndarray:
+def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Units | None = None,
+                    meat=None) -> np.ndarray:
     """F with F Fᵀ = I⁻¹ M I⁻¹, the sandwich of :func:`sandwich` as a factor, for the large-model
     path where no n × n covariance is formed (:data:`bayesrank.inference.map.DENSE_COVARIANCE_MAX`).
+    M is the per-comparison meat of ``units`` (:func:`comparison_meat`), or ``meat()`` when a
+    callable is given (a fresh array on each call, as it is factored in place: the meat summed
+    over clusters, :func:`bayesrank.inference.clustered.clustered_sandwich_factor`).
 
     ``wald`` is the upper-triangular U with U Uᵀ = I⁻¹ (:func:`~bayesrank.inference.information.inverse_factor`);
     with R Rᵀ = M (Cholesky, or the eigen-decomposition's V √Λ when M is only semi-definite),
@@ -106,13 +122,13 @@ def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Un
     at most two n × n arrays alive, instead of the inverse and two dense products of the whole
     sandwich.
     """
-    meat = information(bound, theta, "scores", units=units)
+    meat_of = meat if meat is not None else (lambda: comparison_meat(bound, theta, units))
+    meat = meat_of()
     meat = meat.T if meat.flags.c_contiguous else meat  # symmetric: the Fortran-ordered view, factored in place
     try:
         root = cholesky(meat, lower=True, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError:  # M is positive semi-definite only
-        values, vectors = eigh(information(bound, theta, "scores", units=units), overwrite_a=True,
-                               check_finite=False)
+        values, vectors = eigh(meat_of(), overwrite_a=True, check_finite=False)
         root = vectors * np.sqrt(np.clip(values, 0.0, None))
     del meat
     root = np.asfortranarray(root)
@@ -146,28 +162,58 @@ def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: n
         ``n_boot``, ``n_failed`` (no MLE in the resample, or no convergence) and ``iterations``
         (total over the replicates).
     """
-    structure, prepared = bound.structure, bound.data
     n_cells, n_kinds = units.counts.shape
     flat = units.counts.ravel()
     total = int(round(flat.sum()))
     p = flat / flat.sum()
+
+    def resamples():
+        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+            for draw in rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start)):
+                yield units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+
+    return refits(bound, theta, resamples(), n_boot, maxiter)
+
+
+def refits(bound: Bound, theta: np.ndarray, resamples, n_boot: int, maxiter: int) -> tuple[np.ndarray, dict]:
+    """θ̂ of each resample of the cells' counts, refitted by the fit's compiled model and optimiser
+    from θ̂; a resample whose MLE does not exist (:func:`~bayesrank.data.checks.mle_existence`) or
+    whose refit does not converge is left out and counted.
+
+    Parameters
+    ----------
+    bound : Bound
+    theta : ndarray
+        The MLE (every refit starts there).
+    resamples : iterable of ndarray
+        ``(n_cells, 3)`` likelihood counts of the prepared cells, one array per replicate.
+    n_boot : int
+        Replicates (reported).
+    maxiter : int
+
+    Returns
+    -------
+    thetas : ndarray
+        ``(n_kept, n_free)``.
+    info : dict
+        ``n_boot``, ``n_failed`` and ``iterations`` (total over the replicates).
+    """
+    structure, prepared = bound.structure, bound.data
     kept, failed, iterations = [], 0, 0
     with progress.bar("bootstrap: refitting resamples", n_boot) as shown:
-        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
-            draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
-            for draw in draws:
-                shown.advance()
-                counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
-                resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
-                exists, _ = mle_existence(resample)
-                if not exists:
-                    failed += 1
-                    continue
-                end = maximise(structure.bind(resample), theta, maxiter=maxiter)
-                iterations += end.iterations
-                if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
-                    failed += 1
-                    continue
-                kept.append(end.theta)
+        for counts in resamples:
+            shown.advance()
+            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2],
+                               clusters=None)
+            exists, _ = mle_existence(resample)
+            if not exists:
+                failed += 1
+                continue
+            end = maximise(structure.bind(resample), theta, maxiter=maxiter)
+            iterations += end.iterations
+            if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
+                failed += 1
+                continue
+            kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}

@@ -13,7 +13,8 @@
    run stopped short (a boundary of the model), each in words;
 4. **uncertainty**, one strategy per interval method (:func:`covariance`): ``"wald"`` (the
    inverse observed information, or the expected one where the framework asks for it),
-   ``"sandwich"`` and ``"bootstrap"`` (per comparison, :mod:`~bayesrank.inference.intervals`),
+   ``"sandwich"`` and ``"bootstrap"`` (per comparison, :mod:`~bayesrank.inference.intervals`;
+   with ``cluster=`` per cluster of comparisons, :mod:`~bayesrank.inference.clustered`),
    ``"none"`` (point estimates and every diagnostic, no covariance or draws) — pushed to every
    model variable by the delta method and by draws (:mod:`~bayesrank.inference.asymptotics`);
 5. **assemble** the DataTree (:mod:`~bayesrank.inference.tree`).
@@ -25,7 +26,8 @@ the quotient — so the covariance is T (Tᵀ I T)⁻¹ Tᵀ, and every reported
 invariant under the symmetry, gets the same interval whichever complement is used.
 
 The default interval method is the framework's: the sandwich where the likelihood is a
-pseudo-likelihood (ties counted as halves) or the pairs are reweighted, Wald otherwise.
+pseudo-likelihood (ties counted as halves) or the pairs are reweighted, or where the data carry
+clusters of dependent comparisons; Wald otherwise.
 
 A fit is a function of its framework, data, options and seed (and the installed libraries):
 nothing here reads what an earlier fit did, a cache's state or the environment, and the linear
@@ -34,6 +36,7 @@ algebra runs on one BLAS thread (:mod:`bayesrank.inference.backend`).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -48,11 +51,18 @@ from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics
 from bayesrank.inference.backend import one_thread
+from bayesrank.inference.clustered import (cluster_bootstrap, cluster_names, cluster_notes, clustered_sandwich,
+                                           clustered_sandwich_factor, describe, prepared_clusters)
 from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                              inverse_factor)
 from bayesrank.inference.information import information as information_matrix
-from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich, sandwich_factor
+from bayesrank.inference.intervals import (DESCRIPTIONS, bootstrap, comparison_meat, comparison_units, sandwich,
+                                           sandwich_factor)
+from bayesrank.inference.laplace import DESCRIPTION as LAPLACE
+from bayesrank.inference.laplace import existence as penalised_existence
+from bayesrank.inference.laplace import (check_effects_options, check_effects_size, fit_effects, penalty_of,
+                                         spread_values)
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -93,6 +103,7 @@ def fit_map(
     random_seed: int | None = 0,
     maxiter: int = MAXITER,
     init: np.ndarray | None = None,
+    cluster: str | tuple[str, ...] | None = None,
 ) -> xr.DataTree:
     """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty (the module docstring).
 
@@ -104,7 +115,7 @@ def fit_map(
         Comparison cells (raw; ``framework.prepare`` is applied here).
     intervals : {"wald", "sandwich", "bootstrap", "none"}, optional
         How the uncertainty is computed; default: the framework's ``default_intervals``
-        (``"sandwich"`` with ``reweight``).
+        (``"sandwich"`` with ``reweight`` or clusters).
     information : {"observed", "expected"}, optional
         Information matrix inverted for Wald intervals (default: the framework's
         ``default_information`` — observed for the paired models, the plug-in expected
@@ -127,6 +138,12 @@ def fit_map(
         Cap on the trust-region iterations of each run; reaching it leaves the fit unconverged.
     init : ndarray, optional
         Starting θ (default: the model's start).
+    cluster : str or tuple of str, optional
+        The cluster column(s) whose comparisons are dependent (user, prompt, judge: one, or two
+        for two-way clustering), among those the data were read with (``load(...,
+        cluster=...)``): ``"sandwich"`` and ``"bootstrap"`` then take clusters as the
+        independent units (:mod:`~bayesrank.inference.clustered`). Default: every cluster
+        column the data carry; ``()`` treats the comparisons as independent.
 
     Returns
     -------
@@ -138,11 +155,19 @@ def fit_map(
         the model's own start first) and ``best_start``.
     """
     kind = information or framework.default_information
-    intervals = intervals or ("sandwich" if reweight else framework.default_intervals)
+    if framework.random_effects():
+        check_effects_options(framework, kind, intervals, reweight, cluster)
+        names = ()
+    else:
+        names = cluster_names(data, cluster)
+    intervals = intervals or ("sandwich" if reweight or names else framework.default_intervals)
     _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter)
+    if intervals == "bootstrap" and len(names) > 1:
+        raise ModelSpecError(f"the cluster bootstrap resamples the clusters of one column, not two ({', '.join(names)}):"
+                             f" pass cluster={names[0]!r}, or intervals='sandwich' for two-way clustering.")
     with one_thread():
         return _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed,
-                        maxiter, init)
+                        maxiter, init, names)
 
 
 def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter) -> None:
@@ -172,9 +197,12 @@ def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random
                              "continuous symmetry (HJA's factors); use intervals='wald' or 'sandwich'.")
 
 
-def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed, maxiter, init):
+def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed, maxiter, init,
+             names):
     t0 = time.perf_counter()
     prepared = framework.prepare(data)
+    if framework.random_effects():
+        check_effects_size(framework, prepared)
     if intervals == "none" and framework.n_gauge(prepared):
         # its identification checks (Framework.findings) read the asymptotic-normal draws
         raise ModelSpecError(f"{framework.label}: point estimates without intervals are not available for a model "
@@ -185,20 +213,33 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     notes = statistical_warnings(prepared)
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
+    clusters = prepared_clusters(framework.label, prepared, names) if intervals in ("sandwich", "bootstrap") else None
+    notes += cluster_notes(clusters, names, intervals)
     bound = structure_of(framework, prepared).bind(prepared)
     gauge = _gauge(framework, bound)
 
-    runs = optimise(framework, bound, init, restarts, random_seed, maxiter, gauge)
-    best = chosen_run(runs)
+    penalty = penalty_of(framework, bound)
+    if penalty is None:
+        runs = optimise(framework, bound, init, restarts, random_seed, maxiter, gauge)
+        best, effects = chosen_run(runs), None
+    else:  # random effects: τ by the Laplace marginal likelihood, the joint mode at τ̂
+        optimum, effects = fit_effects(bound, penalty, bound.x0 if init is None else init, maxiter)
+        runs, best = [optimum], 0
+        notes += effects.notes
     optimum = runs[best]
-    found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter)
+    found = assess(framework, bound, optimum, gauge, kind, intervals, maxiter, effects)
     notes += found.notes + restart_notes(framework, bound, runs, best)
     rng = np.random.default_rng(random_seed)
-    spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter)
+    spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter,
+                        clusters, names)
     notes += spread.notes
     found.diagnostics.update(spread.diagnostics)
     if spread.singular:  # the information inverted for the intervals: the parameters are not identified by it
         found.diagnostics["converged"] = False
+    allowed = names if clusters is not None else ()   # the dependence the intervals allow for
+    if effects is not None:
+        _add_spread(found, spread, effects, intervals, rng)
+        intervals, allowed = ("laplace" if intervals == "wald" else intervals), framework.clusters()
     if len(runs) > 1:
         n = prepared.n_comparisons
         found.diagnostics.update(
@@ -207,7 +248,19 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
             start_boundaries=[framework.boundaries(prepared, bound.structure.values(run.theta)) for run in runs])
     found.diagnostics["seconds"] = time.perf_counter() - t0
     found.diagnostics["near_duplicates"] = [list(d) for d in near_duplicates]
-    return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes)
+    return _tree(framework, data, bound, found, spread, kind, intervals, reweight, notes, allowed)
+
+
+def _add_spread(found: Assessment, spread: Spread, effects, intervals: str, rng: np.random.Generator) -> None:
+    """The random effects' τ̂ in the fit, as the variable ``spread`` (:func:`spread_values`), with
+    the search's diagnostics; the Laplace description of the covariance."""
+    value, se, draws = spread_values(effects, spread.n_draws, rng)
+    found.values["spread"] = np.asarray(value)
+    found.diagnostics["random_effects"] = effects.diagnostics
+    if intervals != "none":
+        spread.se["spread"] = np.asarray(se)
+        spread.sample["spread"] = draws
+        spread.description = LAPLACE
 
 
 def _gauge(framework: Framework, bound: Bound):
@@ -307,15 +360,20 @@ class Assessment:
 
 
 def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: str, intervals: str,
-           maxiter: int) -> Assessment:
+           maxiter: int, effects=None) -> Assessment:
     """Whether the end point is the MLE, in words: the KKT conditions (gradient below
     :data:`GRADIENT_TOL` per comparison; the observed information positive definite, its
     smallest eigenvalue above :data:`~bayesrank.inference.information.SINGULAR` of its largest,
     in the complement of a symmetry's directions), existence (:func:`check_existence`) and the
-    boundaries of the model where a run stopped short."""
+    boundaries of the model where a run stopped short. With random effects (``effects``:
+    :class:`~bayesrank.inference.laplace.EffectsFit`) the information is the penalised one
+    (their prior's precision added) and existence is the population scores'
+    (:func:`bayesrank.inference.laplace.existence`)."""
     theta, n = optimum.theta, bound.data.n_comparisons
     chart = gauge_complement(gauge(theta)) if gauge is not None else None
     observed = information_matrix(bound, theta, "observed")
+    if effects is not None:
+        observed = observed + effects.precision
     if chart is not None:
         observed = chart.T @ observed @ chart
     finite = bool(np.all(np.isfinite(observed)))
@@ -328,7 +386,7 @@ def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: st
         observed = None if large else observed * n
     identified = bool(eig_min > SINGULAR * max(eig_max, 0.0))
     values = bound.structure.values(theta)
-    check = check_existence(framework, bound, theta, values, maxiter)
+    check = check_existence(framework, bound, theta, values, maxiter) if effects is None else penalised_existence(bound)
     notes = check.pop("warnings")
     mle_exists = bool(check["mle_exists"])
     stationary = optimum.grad_max < GRADIENT_TOL
@@ -392,6 +450,9 @@ class Spread:
         The information inverted for the intervals was singular.
     notes : list of str
     diagnostics : dict
+    description : str
+        How the covariance was computed, when the interval method's description needs the
+        fit's own numbers (clusters); empty otherwise.
     """
 
     cov: np.ndarray | None
@@ -402,14 +463,18 @@ class Spread:
     singular: bool = False
     notes: list = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+    description: str = ""
 
 
 def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Assessment, kind: str,
                intervals: str, weights, n_draws: int, n_boot: int, rng: np.random.Generator,
-               maxiter: int) -> Spread:
+               maxiter: int, clusters=None, names: tuple[str, ...] = ()) -> Spread:
     """Cov(θ̂) by the interval method (the module docstring), pushed to every model variable: standard
     errors, the covariances a framework keeps for contrasts, and draws. Nothing where the MLE does not
-    exist or the information is singular (NaN), nothing at all with ``intervals="none"``."""
+    exist or the information is singular (NaN), nothing at all with ``intervals="none"``. With
+    ``clusters`` (the prepared cells' :class:`~bayesrank.data.clusters.Clusters`) and their columns
+    ``names``, the sandwich and the bootstrap take clusters as the units
+    (:mod:`~bayesrank.inference.clustered`)."""
     structure, theta, n = bound.structure, found.theta, bound.data.n_comparisons
     values, chart = found.values, found.chart
     covariances = framework.covariances()
@@ -421,7 +486,11 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         try:
             if found.observed is None:  # the large-model path: the factor of the information inverted in place
                 factor = inverse_factor(found.factor, n)
-                if intervals == "sandwich":  # a factor too: no n × n covariance
+                if intervals == "sandwich" and clusters is not None:  # a factor too, with the clusters' meat
+                    factor, more, info = clustered_sandwich_factor(bound, theta, factor, clusters, names)
+                    notes += more
+                    diagnostics["clusters"] = info
+                elif intervals == "sandwich":  # a factor too: no n × n covariance
                     factor = sandwich_factor(bound, theta, factor, comparison_units(framework, data, bound.data, weights))
             else:
                 if kind == "observed":
@@ -431,9 +500,13 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
                     cov = cholesky_inverse(cho_factor(expected if chart is None else chart.T @ expected @ chart))
                 bread = cov
                 cov = cov if chart is None else chart @ cov @ chart.T
-                if intervals == "sandwich":
+                if intervals == "sandwich" and clusters is not None:
+                    cov, more, info = clustered_sandwich(bound, theta, found.observed, clusters, names, chart, bread)
+                    notes += more
+                    diagnostics["clusters"] = info
+                elif intervals == "sandwich":
                     units = comparison_units(framework, data, bound.data, weights)
-                    cov = sandwich(bound, theta, found.observed, units, chart, bread=bread)
+                    cov = sandwich(comparison_meat(bound, theta, units), found.observed, chart, bread=bread)
         except np.linalg.LinAlgError:
             cov, singular = None, True
             notes.append(f"the {kind} information is singular at the estimate: Wald intervals are not available; "
@@ -441,8 +514,12 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
     thetas = None
     if intervals == "bootstrap" and cov is not None:
         t_boot = time.perf_counter()
-        units = comparison_units(framework, data, bound.data, weights)
-        thetas, boot = bootstrap(bound, theta, units, n_boot, rng, maxiter)
+        if clusters is not None:
+            thetas, boot = cluster_bootstrap(bound, theta, clusters, names[0], n_boot, rng, maxiter)
+            diagnostics["clusters"] = {"n_clusters": boot.pop("n_clusters")}
+        else:
+            units = comparison_units(framework, data, bound.data, weights)
+            thetas, boot = bootstrap(bound, theta, units, n_boot, rng, maxiter)
         boot["seconds"] = time.perf_counter() - t_boot
         diagnostics["bootstrap"] = boot
         if boot["n_failed"]:
@@ -467,11 +544,12 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    return Spread(cov, se, cross, sample, n_draws, singular, notes, diagnostics)
+    described = describe(intervals, names, diagnostics["clusters"]["n_clusters"]) if "clusters" in diagnostics else ""
+    return Spread(cov, se, cross, sample, n_draws, singular, notes, diagnostics, described)
 
 
-def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes
-          ) -> xr.DataTree:
+def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes,
+          names: tuple[str, ...] = ()) -> xr.DataTree:
     """The DataTree of a MAP fit (:mod:`bayesrank.inference.tree`), with what the framework leaves
     unidentified reported as NaN, never as numbers."""
     structure, prepared, theta = bound.structure, bound.data, found.theta
@@ -515,8 +593,9 @@ def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind
                 "item_": pd.Index(list(prepared.items)), "outcome": pd.Index(list(OUTCOMES)),
                 "cell": np.arange(prepared.n_cells)},
         attrs={"interval": INTERVAL_KIND.get(intervals, "wald"), "interval_method": intervals, "point": "mle",
-               "information": kind,
-               "covariance": COVARIANCE[kind] if intervals == "wald" else DESCRIPTIONS[intervals],
+               "information": kind, "cluster": json.dumps(list(names)),
+               "covariance": spread.description or (COVARIANCE[kind] if intervals == "wald" else
+                                                    DESCRIPTIONS[intervals]),
                "pseudo_likelihood": int(framework.pseudo_likelihood or reweight), "reweighted": int(reweight),
                "covariance_stored": int(stored)},
     )

@@ -11,6 +11,7 @@ posterior-mean outcome probabilities of every cell.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from importlib.util import find_spec
@@ -116,7 +117,7 @@ def fit_nuts(
     # with proper priors an infinite MLE is not a problem for the posterior
     notes = [w for w in statistical_warnings(prepared) if "maximum-likelihood" not in w]
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
-    notes += judge_notes
+    notes += judge_notes + independence_notes(framework, data)
     model, _ = framework.build(prepared, prior="weak")
     progressbar = progress.enabled(progressbar)
     t0 = time.perf_counter()
@@ -158,6 +159,7 @@ def fit_nuts(
         posterior[name] = posterior[name] * np.nan
     log_likelihood = idata["log_likelihood"].to_dataset()
     estimate = _posterior_estimate(framework, prepared, posterior, log_likelihood)
+    estimate.attrs["cluster"] = json.dumps(list(framework.clusters()))
     extra = {"log_likelihood": log_likelihood, "sample_stats": _text_as_str(idata["sample_stats"].to_dataset())}
     n_params = structure_of(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
@@ -179,6 +181,17 @@ def _sample(sampler: str, sampled, white: Whitening, tuned: bool, *, draws: int,
         return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
                          target_accept=target_accept, nuts_sampler=sampler, progressbar=progressbar,
                          compute_convergence_checks=False, **options)
+
+
+def independence_notes(framework: Framework, data: Comparisons) -> list[str]:
+    """A sentence when the data carry clusters of dependent comparisons that the model does not
+    allow for (the posterior of a model of independent comparisons is then too narrow)."""
+    if data.clusters is None or framework.clusters():
+        return []
+    names = ", ".join(map(repr, data.clusters.names))
+    return [f"the posterior treats the comparisons as independent, but the data carry clusters ({names}): "
+            f"model them with RandomEffects(..., cluster={data.clusters.names[0]!r}), or use MAP intervals by "
+            "cluster (intervals='sandwich', cluster=...)."]
 
 
 def nutpie_backend() -> str:

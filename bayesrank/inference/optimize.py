@@ -32,6 +32,11 @@ along their tangents. The optimiser then sees the *gauge-fixed* Hessian, H + s·
 orthonormal basis of those tangents at θ and s the Hessian's mean diagonal: the gradient has no
 component along the orbit, so a step has none either, and the subproblem stays well posed.
 
+A Gaussian prior on some coordinates — random effects u ~ Normal(0, τ²) given τ
+(:mod:`bayesrank.inference.laplace`) — enters as a fixed precision P in θ: the method then
+maximises the penalised log-likelihood ℓ(θ) − ½ θᵀPθ, with gradient ∇ℓ − Pθ and Hessian
+−(I + P), exact as before.
+
 Nothing here depends on what was optimised before: the same problem from the same start gives
 the same path in any process. A log-likelihood that is not concave may have several maxima, and
 which one a run reaches depends on its start (:func:`moved_starts`).
@@ -74,7 +79,8 @@ class Optimum:
     n : float
         The comparisons behind ℓ (what "per comparison" divides by).
     grad_max : float
-        Largest entry of the gradient of ℓ/n there (per comparison).
+        Largest entry of the gradient of ℓ/n there (per comparison; of the penalised
+        log-likelihood when :func:`maximise` was given a penalty).
     iterations : int
         Trust-region iterations.
     method : str
@@ -98,7 +104,8 @@ def loglik_gradient(bound: Bound, theta: np.ndarray) -> tuple[float, np.ndarray]
     return float(cd.link["loglik"].sum()), bound.structure.natural.pull_back(cd.gradient(), bound.n_free)
 
 
-def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXITER) -> Optimum:
+def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXITER,
+             penalty: np.ndarray | None = None) -> Optimum:
     """The maximum-likelihood estimate of the bound model, by a trust-region Newton method (the
     module docstring).
 
@@ -113,21 +120,36 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
         :meth:`~bayesrank.model.framework.Framework.gauge` in θ), or None without one.
     maxiter : int
         Cap on the trust-region iterations.
+    penalty : ndarray, optional
+        ``(n_free, n_free)`` precision P of a Gaussian prior centred at 0 (the module
+        docstring): ℓ(θ) − ½ θᵀPθ is maximised instead of ℓ.
 
     Returns
     -------
     Optimum
+        ``loglik`` is ℓ(θ) without the penalty; ``grad_max`` that of the penalised objective.
     """
     n = float(bound.counts.sum())
     start = np.asarray(start, dtype=float)
     dense = bound.n_free <= DENSE_MAX
+    P = None if penalty is None else np.asarray(penalty, dtype=float)
     diag = np.abs(information(bound, start, "observed", diagonal=True)) / n
+    if P is not None:
+        diag = diag + np.diag(P) / n
     scale = np.where(diag > FLAT, np.exp2(np.round(0.5 * np.log2(np.where(diag > FLAT, diag, 1.0)))), 1.0)
 
-    origin = loglik_gradient(bound, start)[0]  # ℓ where f = 0
+    def penalised(theta):
+        """ℓ(θ) − ½ θᵀPθ and its gradient."""
+        value, grad = loglik_gradient(bound, theta)
+        if P is None:
+            return value, grad
+        pulled = P @ theta
+        return value - 0.5 * float(theta @ pulled), grad - pulled
+
+    origin = penalised(start)[0]  # the objective where f = 0
 
     def objective(y):
-        value, grad = loglik_gradient(bound, y / scale)
+        value, grad = penalised(y / scale)
         return -(value - origin) / n, -grad / (n * scale)
 
     def tangents(theta):
@@ -137,7 +159,8 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
     def hessian(y):
         """The Hessian of f in the scaled coordinates, gauge-fixed (the module docstring)."""
         theta = y / scale
-        H = information(bound, theta, "observed") / (n * np.outer(scale, scale))
+        H = information(bound, theta, "observed")
+        H = (H if P is None else H + P) / (n * np.outer(scale, scale))
         Q = tangents(theta)
         return H if Q is None else H + float(np.mean(np.abs(np.diag(H)))) * (Q @ Q.T)
 
@@ -150,12 +173,14 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
             operators.clear()
             operators[key] = (information_operator(bound, theta, "observed"), tangents(theta))
         product, Q = operators[key]
-        out = product(p / scale) / (n * scale)
+        out = product(p / scale)
+        out = (out if P is None else out + P @ (p / scale)) / (n * scale)
         return out if Q is None else out + Q @ (Q.T @ p)
 
     def stationary(intermediate_result):
-        """Stop at the first point whose per-comparison gradient is below GTOL (computed there already)."""
-        if np.max(np.abs(loglik_gradient(bound, intermediate_result.x / scale)[1]), initial=0.0) < GTOL * n:
+        """Stop at the first point whose per-comparison gradient (of the penalised objective, with a
+        penalty) is below GTOL (computed there already)."""
+        if np.max(np.abs(penalised(intermediate_result.x / scale)[1]), initial=0.0) < GTOL * n:
             raise StopIteration
 
     options = {"gtol": 0.0, "maxiter": int(maxiter)}
@@ -165,6 +190,8 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
                           callback=stationary, options=options, **kwargs)
     theta = result.x / scale
     value, grad = loglik_gradient(bound, theta)
+    if P is not None:
+        grad = grad - P @ theta
     return Optimum(theta=theta, loglik=value, n=n, grad_max=float(np.max(np.abs(grad), initial=0.0)) / n,
                    iterations=int(result.nit), method="trust-exact" if dense else "trust-krylov",
                    message=STATIONARY if result.status == 99 or "StopIteration" in str(result.message)

@@ -5,6 +5,7 @@ from bayesrank.model.framework import Framework, Local, Predictor, Priors
 from bayesrank.model.hja import HJA, HJAPriors
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, JudgePriors, SignedJudgeAware
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
+from bayesrank.model.random_effects import RandomEffects, RandomEffectsPriors
 from bayesrank.model.registry import FRAMEWORKS, framework_from_spec
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "Predictor",
     "Priors",
     "RaoKupper",
+    "RandomEffects",
+    "RandomEffectsPriors",
     "SignedJudgeAware",
     "framework_from_spec",
 ]

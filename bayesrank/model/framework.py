@@ -234,6 +234,20 @@ class Framework:
         """Dimension g of the symmetry of :meth:`gauge` (not counted as a free parameter)."""
         return 0
 
+    def clusters(self) -> tuple[str, ...]:
+        """The cluster columns of the records the model itself reads (random effects by user or
+        prompt: :class:`~bayesrank.model.random_effects.RandomEffects`); empty (the default) for
+        a model of independent comparisons. :func:`bayesrank.fit` reads them with the records."""
+        return ()
+
+    def random_effects(self) -> dict[str, float | None]:
+        """The variables that are random effects — each cluster's zero-sum deviation u_g of the
+        scores, u_g ~ ZeroSumNormal(τ) — by name, with their scale τ when it is fixed, or None
+        where it is learnt; empty (the default) without random effects. The MAP path
+        penalises them by their prior and chooses τ by the Laplace marginal likelihood
+        (:mod:`bayesrank.inference.laplace`); the NUTS model declares their prior itself."""
+        return {}
+
     def covariances(self) -> dict[str, bool]:
         """Variables whose delta-method covariance a MAP fit stores for contrasts (``<name>_cov``):
         name → False for the full matrix of a vector, True for one block per entry of its first

@@ -9,12 +9,13 @@ from bayesrank.model.framework import Framework
 from bayesrank.model.hja import HJA
 from bayesrank.model.judge_aware import BTL, JudgeAware, JudgeAwareCovariate, SignedJudgeAware
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
+from bayesrank.model.random_effects import RandomEffects
 
 #: framework name (CLI ``--model``) → class
 FRAMEWORKS: dict[str, type[Framework]] = {
     cls.name: cls
     for cls in (BradleyTerry, RaoKupper, Davidson, JudgeAware, BTL, SignedJudgeAware, JudgeAwareCovariate, HJA,
-                ByCategory, Dynamic)
+                ByCategory, Dynamic, RandomEffects)
 }
 
 
@@ -31,6 +32,8 @@ def framework_from_spec(spec: dict) -> Framework:
     if name not in FRAMEWORKS:
         raise ModelSpecError(f"unknown framework {name!r}; known: {', '.join(FRAMEWORKS)}.")
     cls = FRAMEWORKS[name]
+    if isinstance(spec.get("base"), dict):  # a framework built on another (random effects): its spec nested
+        spec["base"] = framework_from_spec(spec["base"])
     # each framework may have its own priors dataclass (JudgeAware: JudgePriors)
     priors = cls.__dataclass_fields__["priors"].default_factory(**spec.pop("priors", {}))
     # an option that is itself a framework (the base of a Dynamic) is saved as its spec

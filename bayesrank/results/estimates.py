@@ -8,8 +8,9 @@ place that reads it. A MAP fit of point estimates only (``intervals="none"``) ha
 ``"none"`` there, no standard errors and no draws: :func:`has_intervals` says so, and
 :func:`se`, :func:`draws` and :func:`interval` raise :class:`~bayesrank.errors.BayesrankError`
 saying how to refit. Which method made the uncertainty is ``attrs["interval_method"]``
-(:func:`interval_method`), and what the point value is, ``attrs["point"]``
-(:func:`point_kind`: the MLE, or the posterior mean).
+(:func:`interval_method`), which dependence between comparisons it allows for,
+``attrs["cluster"]`` (:func:`cluster`, :func:`dependence`), and what the point value is,
+``attrs["point"]`` (:func:`point_kind`: the MLE, or the posterior mean).
 
 **Enough draws.** An interval at level L made from draws (rank intervals; score intervals of
 NUTS and bootstrap fits; rank sets and tie groups from draws) has ends at the (1 − L)/2 and
@@ -21,6 +22,7 @@ and are missing (NaN / NA) with fewer; :func:`too_few_draws` says so in words.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -116,9 +118,28 @@ def stored_covariance(tree: xr.DataTree, name: str) -> np.ndarray | None:
 
 
 def interval_method(tree: xr.DataTree) -> str:
-    """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"none"`` (MAP) or ``"posterior"`` (NUTS)."""
+    """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"none"``, ``"laplace"`` (MAP; random effects) or
+    ``"posterior"`` (NUTS)."""
     attrs = tree["estimate"].attrs
     return attrs.get("interval_method", "wald" if attrs["interval"] == "wald" else "posterior")
+
+
+def cluster(tree: xr.DataTree) -> tuple[str, ...]:
+    """The cluster columns whose dependence the intervals allow for (``estimate.attrs["cluster"]``):
+    empty where the comparisons are treated as independent; the clusters of a cluster-robust
+    sandwich or cluster bootstrap, or the column of random effects."""
+    return tuple(json.loads(tree["estimate"].attrs.get("cluster", "[]")))
+
+
+def dependence(tree: xr.DataTree) -> str:
+    """Which dependence the intervals allow for, in words (leaderboards, reports)."""
+    names = cluster(tree)
+    if not names:
+        return "comparisons treated as independent"
+    listed = " and ".join(repr(n) for n in names)
+    if interval_method(tree) in ("laplace", "posterior"):
+        return f"dependence within clusters of {listed} modelled by random effects"
+    return f"allowing for dependence within clusters of {listed}"
 
 
 def point_kind(tree: xr.DataTree) -> str:

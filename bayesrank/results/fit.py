@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import FitFileError, ModelSpecError
@@ -29,6 +30,7 @@ from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predi
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
+from bayesrank.results.random_effects import RandomEffectsSummary, random_effects
 from bayesrank.results.ranksets import rank_sets, top_set
 from bayesrank.results import trajectories as over_time
 
@@ -55,8 +57,10 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         :func:`~bayesrank.inference.dynamic.fit_time` (the jump prior kept, its scales by empirical
         Bayes).
     **kwargs
-        Passed to the method (``n_draws``, ``information``; ``draws``, ``tune``, ``chains``,
-        ``random_seed``, ``sampler``, ...).
+        Passed to the method (``n_draws``, ``information``, ``intervals``, ``cluster``;
+        ``draws``, ``tune``, ``chains``, ``random_seed``, ``sampler``, ...). Records given as a
+        path or a table are read with the cluster columns that ``cluster=`` and the framework
+        (:class:`~bayesrank.model.random_effects.RandomEffects`) name.
 
     Returns
     -------
@@ -72,9 +76,16 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
+    asked = cluster_columns(kwargs.get("cluster"))
+    if method == "nuts" and asked:
+        raise ModelSpecError("cluster= sets how MAP intervals allow for dependent comparisons (intervals='sandwich' "
+                             "or 'bootstrap'); a posterior allows for them only through the model: fit "
+                             f"bayesrank.RandomEffects(..., cluster={asked[0]!r}) with method='nuts'.")
+    if method == "nuts":
+        kwargs.pop("cluster", None)
     methods = TIME_METHODS if isinstance(framework, Dynamic) else METHODS
     options = method_options(method, kwargs, methods)
-    comparisons = data if isinstance(data, Comparisons) else load(data)
+    comparisons = load(data, cluster=tuple(dict.fromkeys(asked + framework.clusters())))
     return Fit(methods[method](framework, comparisons, **options))
 
 
@@ -248,8 +259,15 @@ class Fit:
 
     @property
     def interval_method(self) -> str:
-        """``"wald"``, ``"sandwich"``, ``"bootstrap"`` or ``"posterior"``."""
+        """``"wald"``, ``"sandwich"``, ``"bootstrap"``, ``"laplace"`` (random effects), ``"none"`` or
+        ``"posterior"``."""
         return estimates.interval_method(self.tree)
+
+    @property
+    def cluster(self) -> tuple[str, ...]:
+        """The cluster columns whose dependence the intervals allow for (empty: comparisons treated
+        as independent; :func:`bayesrank.results.estimates.cluster`)."""
+        return estimates.cluster(self.tree)
 
     def differences(self, level: float = 0.95) -> pd.DataFrame:
         return leaderboard.differences(self.tree, level)
@@ -268,6 +286,11 @@ class Fit:
         present = self.tree["estimate"]
         names = [n for n in (*self.framework.reported(), STYLE) if n != "score" and n in present]
         return estimates.parameters(self.tree, names, level)
+
+    def random_effects(self, level: float = 0.95) -> RandomEffectsSummary:
+        """Random-effects fits: how much the clusters disagree (τ) and each cluster's own board
+        (:func:`bayesrank.results.random_effects.random_effects`)."""
+        return random_effects(self.tree, level)
 
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)

@@ -16,10 +16,13 @@ from bayesrank.results.elo import Elo, elo as elo_view
 from bayesrank.errors import BayesrankError
 from bayesrank.results.estimates import (
     check_level,
+    cluster,
+    dependence,
     draws,
     enough_draws,
     has_intervals,
     interval,
+    interval_method,
     point,
     se,
     stored_covariance,
@@ -77,7 +80,9 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
         Add ``elo``, ``elo_lower``, ``elo_upper``: 1000 + 400 · score / ln 10 (the Chatbot
         Arena convention) and its interval, or the scale, offset and anchor of an
         :class:`~bayesrank.results.elo.Elo` (:func:`~bayesrank.results.elo.elo`). The
-        table's ``attrs["scale_note"]`` says what a point means for the framework.
+        table's ``attrs["scale_note"]`` says what a point means for the framework, and
+        ``attrs["interval_method"]``, ``attrs["cluster"]`` and ``attrs["dependence"]`` how the
+        intervals were made and which dependence between comparisons they allow for.
 
     Returns
     -------
@@ -126,6 +131,9 @@ def _finish(tree: xr.DataTree, table: pd.DataFrame, level: float, elo: bool | El
     rank[table["score"].isna().to_numpy()] = pd.NA
     table.insert(0, "rank", rank)
     table.attrs["scale_note"] = framework_of(tree).scale_note
+    table.attrs["interval_method"] = interval_method(tree)
+    table.attrs["cluster"] = list(cluster(tree))
+    table.attrs["dependence"] = dependence(tree)
     return table
 
 

@@ -8,7 +8,7 @@ import xarray as xr
 
 from bayesrank.inference.tree import plain
 from bayesrank.results.elo import Elo
-from bayesrank.results.estimates import interval_method, too_few_draws
+from bayesrank.results.estimates import cluster, dependence, interval_method, too_few_draws
 from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
 from bayesrank.results.hja import disagreement_summary
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
@@ -43,6 +43,8 @@ def summary(tree: xr.DataTree) -> dict:
         "method": method,
         "interval": tree["estimate"].attrs["interval"],
         "interval_method": interval_method(tree),
+        "cluster": list(cluster(tree)),
+        "dependence": dependence(tree),
         "covariance": tree["estimate"].attrs.get("covariance"),
         "pseudo_likelihood": bool(tree["estimate"].attrs.get("pseudo_likelihood", 0)),
         "reweighted": bool(tree["estimate"].attrs.get("reweighted", 0)),
