@@ -16,8 +16,8 @@ from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll
 
 #: Columns of each entry of ``items`` in :func:`to_json`.
-ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "elo", "elo_lower",
-               "elo_upper")
+ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "provisional", "elo",
+               "elo_lower", "elo_upper")
 
 
 def summary(tree: xr.DataTree) -> dict:
