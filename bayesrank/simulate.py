@@ -65,11 +65,7 @@ def battles(scores, n: int, rng: np.random.Generator, *, beta=None, eta: float |
             z = rng.choice(np.asarray(contrast_values, dtype=float), size=(n, beta.size))
         d = d + z @ beta
         frame.update({f"z{j}": z[:, j] for j in range(beta.size)})
-    if eta is None:
-        p = np.column_stack([1 / (1 + np.exp(-d)), 1 / (1 + np.exp(d)), np.zeros(n)])
-    else:
-        w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.full(n, np.exp(eta))])
-        p = w / w.sum(axis=1, keepdims=True)
+    p = outcome_probabilities(d, eta)
     u = rng.random(n)
     outcome = (u[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
     frame["winner"] = np.array(["model_a", "model_b", "tie"], dtype=object)[np.minimum(outcome, 2)]
@@ -78,3 +74,34 @@ def battles(scores, n: int, rng: np.random.Generator, *, beta=None, eta: float |
                             dtype=object)
         frame["category"] = labels[k]
     return pd.DataFrame(frame)
+
+
+def outcomes(scores, a, b, n, rng: np.random.Generator, *, eta: float | None = None) -> np.ndarray:
+    """``(len(a), 3)`` counts of a wins, b wins and ties of ``n[j]`` battles of each pair
+    (``a[j]``, ``b[j]``): Bradley–Terry (``eta`` None, no ties) or Davidson, as in :func:`battles`.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(m,)`` true scores.
+    a, b : array_like of int
+        Item indices of each pair.
+    n : array_like of int
+        Battles of each pair.
+    rng : numpy Generator
+    eta : float, optional
+        Davidson tie parameter.
+    """
+    s = np.asarray(scores, dtype=float)
+    p = outcome_probabilities(s[np.asarray(a)] - s[np.asarray(b)], eta)
+    return np.array([rng.multinomial(int(k), pi) for k, pi in zip(n, p)], dtype=float).reshape(-1, 3)
+
+
+def outcome_probabilities(d, eta: float | None = None) -> np.ndarray:
+    """``(n, 3)`` P(a wins), P(b wins), P(tie) of score differences ``d``: Bradley–Terry σ(d)
+    (``eta`` None) or Davidson e^{d/2} : e^{−d/2} : e^η."""
+    d = np.asarray(d, dtype=float)
+    if eta is None:
+        return np.column_stack([1 / (1 + np.exp(-d)), 1 / (1 + np.exp(d)), np.zeros_like(d)])
+    w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.full_like(d, np.exp(eta))])
+    return w / w.sum(axis=1, keepdims=True)
