@@ -39,6 +39,8 @@ from bayesrank.simulate import item_names, outcomes
 
 #: The policies :func:`simulate_rounds` compares.
 POLICIES = ("next-pairs", "uniform", "arena")
+#: Warm-ups (of ``warmup`` votes of every pair) at most before the fit must have ranks.
+WARMUP_REPEATS = 10
 
 
 def arena_weights(counts: np.ndarray) -> np.ndarray:
@@ -72,7 +74,8 @@ def simulate_rounds(framework: Framework, scores, *, eta: float | None = None, p
     k : int
         The top k whose certification is recorded (and the goal's k for ``top-k``).
     warmup : int
-        Votes of every pair before the first fit (the same for every policy).
+        Votes of every pair before the first fit, repeated until that fit has ranks (the same
+        for every policy; ``attrs["warmup_votes"]`` says how many).
     budget : int
         Votes per round.
     max_votes : int
@@ -100,13 +103,13 @@ def simulate_rounds(framework: Framework, scores, *, eta: float | None = None, p
     names = np.asarray(item_names(m), dtype=object)
     a, b = np.triu_indices(m, k=1)
     rng = np.random.default_rng(random_seed)
-    counts = outcomes(s, a, b, np.full(a.size, warmup), rng, eta=eta)
+    counts, fitted, board = _warm_up(framework, s, names, a, b, warmup, rng, eta, level)
     truth = set(names[np.argsort(-s, kind="stable")[:k]])
     rows, votes, r = [], 0, 0
     while True:
-        data = Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
-        fitted = fit_model(framework, data)
-        board = fitted.leaderboard(level)
+        if r > 0:
+            fitted = fit_model(framework, Comparisons.from_cells(names[a], names[b], *counts.T))
+            board = fitted.leaderboard(level)
         inside = set(board.loc[board["rank_upper"] <= k, "name"])
         outside = set(board.loc[board["rank_lower"] > k, "name"])
         rows.append({"round": r, "votes": votes, "certified": inside == truth,
@@ -121,7 +124,23 @@ def simulate_rounds(framework: Framework, scores, *, eta: float | None = None, p
         votes, r = votes + budget, r + 1
     out = pd.DataFrame(rows)
     out.attrs["truth"] = sorted(truth)
+    out.attrs["warmup_votes"] = int(counts.sum() - votes)
     return out
+
+
+def _warm_up(framework, s, names, a, b, warmup, rng, eta, level):
+    """Every pair voted ``warmup`` times, again until the fit has ranks (a model that won, or lost,
+    every vote has no maximum-likelihood estimate; more votes never take it away): the counts,
+    the fit and its leaderboard. The draws come first from ``rng``, so every policy shares them."""
+    counts = np.zeros((a.size, 3), dtype=np.int64)
+    for _ in range(WARMUP_REPEATS):
+        counts = counts + outcomes(s, a, b, np.full(a.size, warmup), rng, eta=eta)
+        fitted = fit_model(framework, Comparisons.from_cells(names[a], names[b], *counts.T))
+        board = fitted.leaderboard(level)
+        if board["rank_lower"].notna().all():
+            return counts, fitted, board
+    raise BayesrankError(f"after {WARMUP_REPEATS * warmup} votes of every pair the fit still has no ranks; "
+                         "simulate closer scores or a larger warm-up.")
 
 
 def _allocation(policy, fitted, counts, names, a, b, budget, goal, k, rng) -> np.ndarray:

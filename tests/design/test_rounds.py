@@ -5,6 +5,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.design.rounds import arena_weights, simulate_rounds
+from bayesrank.simulate import outcomes
 
 
 def test_arena_weights_favour_pairs_with_few_votes_and_close_outcomes():
@@ -35,3 +36,18 @@ def test_fixed_rounds_with_ties_and_a_bad_policy():
     assert len(out) == 3 and out["votes"].iloc[-1] == 100
     with pytest.raises(br.BayesrankError, match="unknown policy 'greedy'"):
         simulate_rounds(br.Davidson(), np.zeros(3), policy="greedy")
+
+
+def test_a_warm_up_without_an_estimate_is_repeated_for_every_policy():
+    scores = np.array([0.5, 0.0, -0.5])
+    a, b = np.triu_indices(3, k=1)
+    for seed in range(2):
+        first = outcomes(scores, a, b, np.ones(3, dtype=int), np.random.default_rng(seed))
+        wins = np.zeros(3)
+        np.add.at(wins, a, first[:, 0])
+        np.add.at(wins, b, first[:, 1])
+        undefeated = bool(np.isin(wins, (0, 2)).any())    # 3 models, 1 vote a pair: a cycle or no estimate
+        runs = [simulate_rounds(br.BradleyTerry(ties="drop"), scores, policy=policy, k=1, warmup=1, rounds=1,
+                                budget=20, random_seed=seed) for policy in ("uniform", "arena")]
+        assert {out.attrs["warmup_votes"] for out in runs} == {runs[0].attrs["warmup_votes"]}
+        assert (runs[0].attrs["warmup_votes"] > 3) == undefeated and runs[0].attrs["warmup_votes"] % 3 == 0
