@@ -25,7 +25,7 @@ from bayesrank.design.next_pairs import PROJECTION_DRAWS, allocate
 from bayesrank.errors import BayesrankError
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.structure import structure_of
-from bayesrank.results.estimates import check_level, has_intervals, NO_INTERVALS
+from bayesrank.results.estimates import NO_INTERVALS, check_level, enough_draws, has_intervals, too_few_draws
 from bayesrank.results.fit import Fit
 from bayesrank.results.leaderboard import rank_intervals
 from bayesrank.results.provisional import max_span
@@ -63,11 +63,19 @@ def provisional_rows(fit, level: float = 0.95, *, max_battles: int = MAX_BATTLES
         ``max_span`` ranks; missing beyond ``max_battles``), ``opponents`` (``"name (votes), …"``,
         the opponents given most of them) and ``projected_lower, projected_upper`` (the
         interval after them). ``attrs["max_span"]`` holds the threshold.
+
+    Raises
+    ------
+    BayesrankError
+        For a fit without intervals, or with fewer draws than rank intervals at ``level`` need
+        (:func:`~bayesrank.results.estimates.too_few_draws`).
     """
     fit = fit if isinstance(fit, Fit) else Fit(fit)
     check_level(level)
     if not has_intervals(fit.tree):
         raise BayesrankError("provisional rows need rank intervals, and " + NO_INTERVALS)
+    if not enough_draws(fit.tree, level):
+        raise BayesrankError(f"no provisional rows: {too_few_draws(fit.tree, level)}.")
     board = fit.leaderboard(level)
     columns = ["rank", "name", "rank_lower", "rank_upper", "n_comparisons", "battles", "opponents",
                "projected_lower", "projected_upper"]
