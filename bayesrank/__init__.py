@@ -41,6 +41,8 @@ _PUBLIC = {
     "select_rank": "bayesrank.selection",
     "fit": "bayesrank.results.fit",
     "Fit": "bayesrank.results.fit",
+    "next_pairs": "bayesrank.design.next_pairs",
+    "provisional_rows": "bayesrank.design.settle",
 }
 
 __all__ = sorted(_PUBLIC)

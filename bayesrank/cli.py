@@ -1,4 +1,5 @@
-"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml``.
+"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml |
+next-pairs | provisional``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -164,6 +165,8 @@ HELP = {
     "gars": "GARS scores (Borda, BT projection, Rank Centrality) of the raw counts or of a fit",
     "dml": "DMLRank: debiased GARS from human labels, context features and LLM judges "
            "(frequentist, simultaneous confidence intervals)",
+    "next-pairs": "which battles next: spread a budget of votes over the pairs that settle a goal fastest",
+    "provisional": "the leaderboard's provisional rows and the battles that would settle each",
 }
 
 
@@ -364,6 +367,32 @@ def _add_dml_args(d) -> None:
     d.add_argument("--top", type=int, default=20, help="policy rows shown by the table format")
 
 
+def _add_fit_file_arg(p) -> None:
+    p.add_argument("fit", type=Path, help="a saved fit: the --out folder of 'bayesrank fit' or its fit.nc")
+
+
+def _add_next_pairs_args(p) -> None:
+    _add_fit_file_arg(p)
+    p.add_argument("--budget", type=int, required=True, help="votes to plan (their n add up to it)")
+    p.add_argument("--goal", default="ranks", choices=("top-k", "ranks", "model", "all-pairs"),
+                   help="top-k: which models are in the top K; ranks: every rank interval; model: the place of "
+                        "--model; all-pairs: every score difference (A-optimal)")
+    p.add_argument("--k", type=int, default=None, help="top-k: the size of the top")
+    p.add_argument("--model", default=None, metavar="NAME", help="model: the model to place")
+    p.add_argument("--judges", default=None, help="judge fits: comma-separated judges that may be asked (default all)")
+    p.add_argument("--level", type=float, default=0.95, help="level of the projected rank intervals")
+    p.add_argument("--seed", type=int, default=0, help="seed of the projections' draws")
+    p.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    p.add_argument("--top", type=int, default=20, help="pairs shown by the table format (0: all)")
+
+
+def _add_provisional_args(p) -> None:
+    _add_fit_file_arg(p)
+    p.add_argument("--level", type=float, default=0.95, help="level of the rank intervals")
+    p.add_argument("--seed", type=int, default=0, help="seed of the projections' draws")
+    p.add_argument("--format", default="table", choices=("table", "json", "csv"))
+
+
 def _no_options(p) -> None:
     """``datasets`` takes no options."""
 
@@ -374,6 +403,7 @@ _OPTIONS = {
     "report": lambda p: _add_models_args(p, "report"), "compare": lambda p: _add_models_args(p, "compare"),
     "select-rank": _add_select_rank_args, "datasets": _no_options,
     "demo": _add_demo_args, "gars": _add_gars_args, "dml": _add_dml_args,
+    "next-pairs": _add_next_pairs_args, "provisional": _add_provisional_args,
 }
 
 
@@ -846,6 +876,12 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
             "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
     cols = [c for c in cols if c in board]  # (no interval columns without intervals)
     lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if "provisional" in board and board["provisional"].fillna(False).any():
+        from bayesrank.results.provisional import max_span
+
+        shown = board.loc[board["provisional"].fillna(False).astype(bool), "name"]
+        lines.append(f"provisional (rank interval wider than {max_span(len(result.items))} ranks): "
+                     f"{', '.join(shown)}; 'bayesrank provisional' says which battles would settle them")
     if hja:
         judges = result.judges(level)[["name", "sensitivity", "se", "lower", "upper", "leverage", "relative_leverage"]]
         summary = result.disagreement()
@@ -1040,9 +1076,60 @@ def cmd_dml(args) -> int:
     return 0
 
 
+def saved_fit(path: Path):
+    """The fit saved at ``path``: a ``--out`` folder of ``bayesrank fit`` (its ``fit.nc``) or the file."""
+    from bayesrank.errors import FitFileError
+    from bayesrank.results.fit import Fit
+
+    if path.is_dir():
+        if not (path / "fit.nc").is_file():
+            raise FitFileError(f"{path} holds no fit.nc; pass a folder written by 'bayesrank fit DATA ... --out DIR' "
+                               "or a fit's .nc file.")
+        path = path / "fit.nc"
+    return Fit.load(path)
+
+
+def cmd_next_pairs(args) -> int:
+    from bayesrank.design.next_pairs import next_pairs
+
+    if args.top < 0:
+        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    fitted = saved_fit(args.fit)
+    plan = next_pairs(fitted, args.budget, args.goal, k=args.k, model=args.model,
+                      judges=list(_columns(args.judges)) if args.judges is not None else None,
+                      level=args.level, random_seed=args.seed)
+    if args.format == "json":
+        print(json.dumps(plan.to_json()))
+    elif args.format == "csv":
+        sys.stdout.write(csv_text(plan.table(), float_format="%.6g"))
+    else:
+        print(plan.to_text(args.top))
+    return 0
+
+
+def cmd_provisional(args) -> int:
+    from bayesrank.design.settle import provisional_rows
+    from bayesrank.inference.tree import plain
+
+    rows = provisional_rows(saved_fit(args.fit), args.level, random_seed=args.seed)
+    span = rows.attrs["max_span"]
+    if args.format == "json":
+        print(json.dumps(plain({"max_span": span, "level": args.level, "rows": rows.to_dict("records")})))
+    elif args.format == "csv":
+        sys.stdout.write(csv_text(rows))
+    elif rows.empty:
+        print(f"no provisional rows: every {100 * args.level:g}% rank interval spans at most {span} ranks")
+    else:
+        print(f"provisional rows: {len(rows)}, their {100 * args.level:g}% rank interval wider than {span} ranks; battles: "
+              f"votes of the model (against the opponents named) after which its interval is projected to span at "
+              f"most {span} ranks, the scores held at their estimates\n")
+        print(rows.to_string(index=False))
+    return 0
+
+
 COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_rank, "report": cmd_report,
             "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo,
-            "gars": cmd_gars, "dml": cmd_dml}
+            "gars": cmd_gars, "dml": cmd_dml, "next-pairs": cmd_next_pairs, "provisional": cmd_provisional}
 
 
 class _Terminated(BaseException):

@@ -78,9 +78,10 @@ def battles(scores, n: int, rng: np.random.Generator, *, beta=None, eta: float |
         frame["category"] = labels[k]
     return pd.DataFrame(frame)
 
-def _outcome_probabilities(d: np.ndarray, eta) -> np.ndarray:
+def outcome_probabilities(d, eta: float | None = None) -> np.ndarray:
     """``(n, 3)`` P(a wins), P(b wins), P(tie) per linear predictor: Bradley–Terry (``eta`` None, no
     ties) or Davidson with tie parameter ``eta`` (a scalar or one per row)."""
+    d = np.asarray(d, dtype=float)
     if eta is None:
         return np.column_stack([1 / (1 + np.exp(-d)), 1 / (1 + np.exp(d)), np.zeros_like(d)])
     w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.broadcast_to(np.exp(eta), d.shape)])
@@ -93,8 +94,8 @@ def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def _outcomes(d: np.ndarray, eta, rng: np.random.Generator) -> np.ndarray:
-    """0 (a wins), 1 (b wins) or 2 (tie) per linear predictor (:func:`_outcome_probabilities`)."""
-    return _draw(_outcome_probabilities(d, eta), rng)
+    """0 (a wins), 1 (b wins) or 2 (tie) per linear predictor (:func:`outcome_probabilities`)."""
+    return _draw(outcome_probabilities(d, eta), rng)
 
 
 def clustered_battles(scores, n_clusters: int, rng: np.random.Generator, *, pairs_per_cluster: int = 3,
@@ -150,7 +151,7 @@ def clustered_battles(scores, n_clusters: int, rng: np.random.Generator, *, pair
     g = np.repeat(np.arange(n_clusters), pairs_per_cluster)
     pair = picks.ravel()
     d = (s[pa[pair]] + u[g, pa[pair]]) - (s[pb[pair]] + u[g, pb[pair]])
-    p = _outcome_probabilities(d, eta)
+    p = outcome_probabilities(d, eta)
     shared = _draw(p, rng)
     votes = np.repeat(np.arange(pair.size), votes_per_pair)
     fresh = _draw(p[votes], rng)
@@ -332,3 +333,25 @@ def arena_over_time(m: int, periods: int, battles_per_period: int, rng: np.rando
     iso = [pd.Timestamp(s).strftime("%Y-%m-%d") for s in starts[:periods]]
     changes = pd.DataFrame([(n, iso[t], s) for n, t, s in changed], columns=["name", "period", "size"])
     return TimeArena(pd.concat(frames, ignore_index=True), scores, iso, changes)
+
+
+def outcomes(scores, a, b, n, rng: np.random.Generator, *, eta: float | None = None) -> np.ndarray:
+    """``(len(a), 3)`` counts of a wins, b wins and ties of ``n[j]`` battles of each pair
+    (``a[j]``, ``b[j]``): Bradley–Terry (``eta`` None, no ties) or Davidson, as in :func:`battles`.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(m,)`` true scores.
+    a, b : array_like of int
+        Item indices of each pair.
+    n : array_like of int
+        Battles of each pair.
+    rng : numpy Generator
+    eta : float, optional
+        Davidson tie parameter.
+    """
+    s = np.asarray(scores, dtype=float)
+    p = outcome_probabilities(s[np.asarray(a)] - s[np.asarray(b)], eta)
+    return np.array([rng.multinomial(int(k), pi) for k, pi in zip(n, p)], dtype=float).reshape(-1, 3)
+

@@ -82,3 +82,16 @@ def reference_loglik(framework, data, scores, eta):
     e = np.log1p(np.exp(eta))  # Rao–Kupper, softplus threshold
     pa, pb = 1 / (1 + np.exp(e - d)), 1 / (1 + np.exp(e + d))
     return float(np.sum(w * np.log(pa) + l * np.log(pb) + t * np.log((np.exp(2 * e) - 1) * pa * pb)))
+
+
+def newcomer(scores, many, few, name, rng):
+    """Counts of every pair of items with the given scores (BT, :func:`simulate_counts`): ``many``
+    comparisons per pair, but only ``few`` for the pairs of the item ``name`` — a new model."""
+    lots, little = simulate_counts(scores, many, rng), simulate_counts(scores, few, rng)
+    names = np.array(lots.items, dtype=object)
+    theirs = (names[lots.a] == name) | (names[lots.b] == name)
+    a = np.concatenate([names[lots.a][~theirs], names[little.a][theirs]])
+    b = np.concatenate([names[lots.b][~theirs], names[little.b][theirs]])
+    wins_a = np.concatenate([lots.wins_a[~theirs], little.wins_a[theirs]])
+    wins_b = np.concatenate([lots.wins_b[~theirs], little.wins_b[theirs]])
+    return br.Comparisons.from_cells(a, b, wins_a, wins_b)

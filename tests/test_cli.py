@@ -236,3 +236,48 @@ def test_table_output_shows_control_characters_as_escapes(tmp_path, capsys):
     assert code == 0 and "\x1b" not in out and "\\x1b[2Jevil" in out
     code, out, _ = run(capsys, "fit", str(path), "--model", "davidson", "--format", "json")
     assert "\\u001b[2Jevil" in out  # JSON keeps the name, escaped by JSON's own rule
+
+
+# ---------------------------------------------------------------- next-pairs and provisional
+@pytest.fixture(scope="module")
+def saved_small_fit(tmp_path_factory):
+    from tests.conftest import newcomer
+
+    out = tmp_path_factory.mktemp("fit")
+    data = newcomer(np.linspace(0.6, -0.6, 9), 200, 3, "m04", np.random.default_rng(0))
+    br.fit(br.BradleyTerry(ties="drop"), data).save(out / "fit.nc")
+    return out
+
+
+def test_next_pairs_reads_a_fit_folder_or_file_in_every_format(capsys, saved_small_fit):
+    code, out, err = run(capsys, "next-pairs", str(saved_small_fit), "--budget", "120", "--goal", "top-k", "--k", "3",
+                         "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["goal"] == "top-k" and res["k"] == 3 and sum(p["n"] for p in res["pairs"]) == 120
+    code, out, _ = run(capsys, "next-pairs", str(saved_small_fit / "fit.nc"), "--budget", "50", "--goal", "model",
+                       "--model", "m04", "--format", "csv")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0] == "model_a,model_b,n,value"
+    assert sum(int(line.split(",")[2]) for line in lines[1:]) == 50
+    code, out, _ = run(capsys, "next-pairs", str(saved_small_fit), "--budget", "30")
+    assert code == 0 and "next 30 votes to every rank interval" in out and "rank interval width" in out
+
+
+def test_next_pairs_bad_input_exits_2_with_one_line(capsys, saved_small_fit, tmp_path):
+    for args, message in ((["--budget", "0"], "budget must be a positive whole number"),
+                          (["--goal", "top-k", "--budget", "5"], "needs k"),
+                          (["--goal", "model", "--model", "nobody", "--budget", "5"], "unknown model 'nobody'")):
+        code, out, err = run(capsys, "next-pairs", str(saved_small_fit), *args)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out
+    code, _, err = run(capsys, "next-pairs", str(tmp_path), "--budget", "5")
+    assert code == 2 and "holds no fit.nc" in err
+
+
+def test_provisional_command_names_the_battles(capsys, saved_small_fit):
+    code, out, err = run(capsys, "provisional", str(saved_small_fit), "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["max_span"] == 3 and [r["name"] for r in res["rows"]] == ["m04"] and res["rows"][0]["battles"] > 0
+    code, out, _ = run(capsys, "provisional", str(saved_small_fit))
+    assert code == 0 and "provisional rows: 1" in out and "m04" in out

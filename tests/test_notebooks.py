@@ -16,6 +16,9 @@ EXPECTED = {
         "credible top-1 set: ['chatgpt-4o-latest']",
         "'converged': True",            # the NUTS run converged (checked, not assumed)
         "p_top_1",                      # rank probabilities
+        "next 1,000 votes to settle the top 10",   # which battles next
+        "provisional rows:",            # the leaderboard's provisional rows
+        "opponents",                    # and whom they should battle
     ],
     "judges": [
         "Qwen/Qwen3-Next-80B-A3B-Instruct",   # judges listed by name

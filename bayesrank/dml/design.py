@@ -8,7 +8,9 @@ V_jk = Diag(μ_jk) − μ_jkμ_jkᵀ the outcome's covariance. Minimising it und
 
     π*_jk(x) = clip(√(a_jk(x) / (λ c_jk)), π_lo, 1),
 
-with λ found by bisection so that the budget binds (Frauen et al., "Nonparametric LLM Evaluation from Preference Data", §6 and App. G). For the
+with λ found by bisection so that the budget binds (Frauen et al., "Nonparametric LLM Evaluation
+from Preference Data", §6 and App. G): the square-root rule of :mod:`bayesrank.design.allocation`,
+which :func:`bayesrank.next_pairs` shares. For the
 Borda score this is Neyman allocation (balanced pairs first); for the BT projection lopsided
 pairs, whose log-odds are noisy, come first.
 """
@@ -20,12 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesrank.design.allocation import square_root_allocation
 from bayesrank.errors import BayesrankError
 from bayesrank.gars import jacobian
 from bayesrank.model.saturated import multinomial_covariance
-
-#: Bisection steps on log λ.
-STEPS = 200
 
 
 def variance_weights(mu: np.ndarray, score: str, scheme) -> np.ndarray:
@@ -36,40 +36,24 @@ def variance_weights(mu: np.ndarray, score: str, scheme) -> np.ndarray:
 
 
 def a_optimal(a: np.ndarray, budget: float, cost=1.0, floor: float = 0.0) -> tuple[np.ndarray, float]:
-    """π* of :func:`optimal_policy` as an ``(n, K, K)`` array (zero diagonal) and λ."""
+    """π* of :func:`optimal_policy` as an ``(n, K, K)`` array (zero diagonal) and λ: the square-root
+    rule (:func:`bayesrank.design.allocation.square_root_allocation`) on the ordered pairs of every
+    context, with floor π_lo and cap 1."""
     a = np.asarray(a, dtype=float)
     K = a.shape[-1]
-    off = ~np.eye(K, dtype=bool)
+    off = np.broadcast_to(~np.eye(K, dtype=bool), a.shape)
     c = np.broadcast_to(np.asarray(cost, dtype=float), (K, K))
-    if np.any(c[off] <= 0):
+    if np.any(c[~np.eye(K, dtype=bool)] <= 0):
         raise BayesrankError("labelling costs must be positive.")
     if not 0 <= floor <= 1:
         raise BayesrankError(f"the propensity floor must be in [0, 1], got {floor}.")
-    cells = np.broadcast_to(c * off, a.shape)
+    cells = np.broadcast_to(c, a.shape)[off]
     if floor * cells.sum() > budget:
         raise BayesrankError(f"a budget of {budget:g} cannot label every pair with probability {floor:g} "
                              f"(that costs {floor * cells.sum():g}); raise the budget or lower the floor.")
-
-    def policy(lam):
-        with np.errstate(divide="ignore"):
-            return np.where(off, np.clip(np.sqrt(np.clip(a, 0, None) / (lam * c)), floor, 1.0), 0.0)
-
-    if cells.sum() <= budget:
-        return np.broadcast_to(off, a.shape).astype(float), 0.0  # the budget is slack: label everything
-    lo, hi = 1.0, 1.0
-    while (policy(lo) * cells).sum() < budget:
-        lo /= 10
-    while (policy(hi) * cells).sum() > budget:
-        hi *= 10
-    for _ in range(STEPS):
-        mid = np.sqrt(lo * hi)
-        if (policy(mid) * cells).sum() > budget:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo < 1 + 1e-12:
-            break
-    return policy(hi), hi
+    pi = np.zeros(a.shape)
+    pi[off], lam = square_root_allocation(np.clip(a[off], 0, None), budget, cells, floor, 1.0)
+    return pi, lam
 
 
 @dataclass(frozen=True, eq=False)

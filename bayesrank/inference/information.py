@@ -353,6 +353,14 @@ class CellDerivatives:
         return self._positions[key]
 
 
+def fisher_weights(cd: CellDerivatives, comparisons: np.ndarray) -> np.ndarray:
+    """``(n, P, P)``: the expected information of ``comparisons`` comparisons of each cell in its
+    predictors, n_c Σ_o P_co ∇_p log P_co ∇_p log P_coᵀ (the ``expected`` weight; with
+    ``comparisons`` = 1, what one more comparison of the cell adds)."""
+    lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
+    return np.einsum("c,co,cop,coq->cpq", comparisons, np.exp(lp), D, D)
+
+
 def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | None
              ) -> tuple[np.ndarray, np.ndarray | None]:
     """The per-cell weights ``(n, P, P)`` W_c of an information-type matrix (module docstring)
@@ -361,8 +369,7 @@ def _weights(cd: CellDerivatives, counts: np.ndarray, kind: str, units: Units | 
     if kind == "observed":
         return -link["hess"], -link["grad"]
     if kind == "expected":
-        lp, D = cd.structure.kernels["link"].outcome_gradients(cd.values)
-        return np.einsum("c,co,cop,coq->cpq", np.asarray(counts).sum(axis=1), np.exp(lp), D, D), None
+        return fisher_weights(cd, np.asarray(counts).sum(axis=1)), None
     if units is None:
         g = link["grad"]
         return g[:, :, None] * g[:, None, :], None

@@ -30,6 +30,7 @@ from bayesrank.results.estimates import (
 )
 from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
+from bayesrank.results.provisional import provisional
 
 
 def items(tree: xr.DataTree) -> list[str]:
@@ -44,11 +45,23 @@ def scores(tree: xr.DataTree) -> pd.Series:
 
 def rank_draws(tree: xr.DataTree) -> np.ndarray:
     """``(draws, items)`` ranks, 1 = best, of each draw of the scores (NaN draws: no ranks)."""
-    s = draws(tree, "score")
+    return ranks_of(draws(tree, "score"))
+
+
+def ranks_of(s: np.ndarray) -> np.ndarray:
+    """``(draws, items)`` ranks, 1 = best, of each row of scores."""
     order = np.argsort(-s, axis=1, kind="stable")
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(1, s.shape[1] + 1)[None, :], axis=1)
     return ranks
+
+
+def rank_intervals(ranks: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``level`` intervals of each item's rank from ``(draws, items)`` ranks (the
+    lower quantile rounded down, the upper one up)."""
+    alpha = (1 - level) / 2
+    return (np.quantile(ranks, alpha, axis=0, method="lower").astype(int),
+            np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int))
 
 
 def identified(tree: xr.DataTree) -> bool:
@@ -87,29 +100,31 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
     Returns
     -------
     DataFrame
-        ``rank, name, score, se, lower, upper, rank_lower, rank_upper, n_comparisons``,
-        observed rates ``win_rate, tie_rate, loss_rate`` and predicted
+        ``rank, name, score, se, lower, upper, rank_lower, rank_upper, provisional,
+        n_comparisons``, observed rates ``win_rate, tie_rate, loss_rate`` and predicted
         ``pred_win_rate, pred_tie_rate, pred_loss_rate``. For NUTS ``se`` is the posterior
-        standard deviation. Items without an estimate have no rank; a fit with fewer draws
-        than an interval at ``level`` needs has no rank intervals (NA;
+        standard deviation. ``provisional`` marks a rank interval wider than
+        :func:`~bayesrank.results.provisional.max_span` ranks
+        (:func:`bayesrank.provisional_rows` says which battles would settle it). Items without
+        an estimate have no rank; a fit with fewer draws than an interval at ``level`` needs
+        has no rank intervals and no ``provisional`` flags (NA;
         :func:`~bayesrank.results.estimates.too_few_draws` says why). A fit without intervals
-        (``intervals="none"``) has no ``se, lower, upper, rank_lower, rank_upper`` columns
-        (nor ``elo_lower, elo_upper``).
+        (``intervals="none"``) has no ``se, lower, upper, rank_lower, rank_upper, provisional``
+        columns (nor ``elo_lower, elo_upper``).
     """
     check_level(level)
     if not has_intervals(tree):
         return _finish(tree, pd.DataFrame({"name": items(tree), "score": point(tree, "score")}), level, elo)
-    alpha = (1 - level) / 2
     lower, upper = interval(tree, "score", level)
     if identified(tree) and enough_draws(tree, level):
-        ranks = rank_draws(tree)
-        rank_lower = np.quantile(ranks, alpha, axis=0, method="lower").astype(int)
-        rank_upper = np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int)
+        rank_lower, rank_upper = rank_intervals(rank_draws(tree), level)
+        flags = provisional(rank_lower, rank_upper)
     else:  # not identified, or too few draws: no rank intervals
         rank_lower = rank_upper = pd.array([pd.NA] * len(items(tree)), dtype="Int64")
+        flags = pd.array([pd.NA] * len(items(tree)), dtype="boolean")
     table = pd.DataFrame({
         "name": items(tree), "score": point(tree, "score"), "se": se(tree, "score"),
-        "lower": lower, "upper": upper, "rank_lower": rank_lower, "rank_upper": rank_upper,
+        "lower": lower, "upper": upper, "rank_lower": rank_lower, "rank_upper": rank_upper, "provisional": flags,
     })
     return _finish(tree, table, level, elo)
 

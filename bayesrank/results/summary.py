@@ -17,8 +17,8 @@ from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons,
 from bayesrank.results.trajectories import is_time_fit, leaderboard_at, to_json_fields
 
 #: Columns of each entry of ``items`` in :func:`to_json`.
-ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "elo", "elo_lower",
-               "elo_upper")
+ITEM_FIELDS = ("name", "rank", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "provisional", "elo",
+               "elo_lower", "elo_upper")
 
 
 def whole(x: float) -> int | float:

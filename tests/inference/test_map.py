@@ -87,7 +87,7 @@ def test_bt_map_is_mle_with_exact_wald_covariance():
 def test_rank_intervals_and_leaderboard_columns(arena):
     fit = br.fit(br.Davidson(k_tie=0), arena)
     board = fit.leaderboard()
-    expected = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "n_comparisons",
+    expected = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "provisional", "n_comparisons",
                 "win_rate", "tie_rate", "loss_rate", "pred_win_rate", "pred_tie_rate", "pred_loss_rate"]
     assert list(board.columns) == expected
     assert (board["rank_lower"] <= board["rank"]).all() and (board["rank"] <= board["rank_upper"]).all()
