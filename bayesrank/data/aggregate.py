@@ -21,6 +21,9 @@ Typing rules (the same for every source):
 * **covariates** are finite numbers (booleans refused).
 * **duplicate columns** (also after stripping whitespace from the header) and duplicate keys
   in a JSON record are refused.
+* **record ids**: records with an ``id`` column (any shape) carry one id each, text by the name
+  rule; it is kept as a 64-bit digest (:func:`record_ids`), so that records counted once are
+  recognised when they come again (:func:`bayesrank.data.merge.merge`).
 
 A refused record raises :class:`~bayesrank.errors.DataError` naming the record (0-based, in
 the input's order), the column, the value, how many records share the problem and the fix.
@@ -70,6 +73,8 @@ MAX_COUNT = 2.0**53
 #: Reasons records are left out, as reported in ``Comparisons.dropped``.
 DROP_UNKNOWN = "unknown verdict"
 DROP_BOTHBAD = "both-bad tie (kept apart; both_bad_as_ties=True / --both-bad-ties counts them as ties)"
+#: The column holding each record's id (optional, any shape).
+ID_COLUMN = "id"
 
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
@@ -485,6 +490,9 @@ class Cells:
         Other reading notes with counts (names with surrounding whitespace).
     agreement : DataFrame or None
         Judge agreement on shared records (judge records with question ids).
+    ids : ndarray of uint64 or None
+        The records' id digests in the input's order (:func:`record_ids`), when the records
+        have an ``id`` column.
     """
 
     frame: pd.DataFrame
@@ -492,6 +500,7 @@ class Cells:
     dropped: dict[str, int]
     notes: dict[str, int]
     agreement: pd.DataFrame | None = None
+    ids: np.ndarray | None = None
 
 
 @dataclass
@@ -681,7 +690,37 @@ def aggregate(
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(list(frame.columns[: len(keys)]), kind="stable").reset_index(drop=True)
-    return Cells(frame, n_records, dropped, notes, agreement)
+    ids = record_ids(table, shape, what) if ID_COLUMN in table.columns else None
+    return Cells(frame, n_records, dropped, notes, agreement, ids)
+
+
+def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np.ndarray:
+    """The digest of every record's ``id``, in the input's order.
+
+    The id is text by the name rule (``1``, ``1.0`` and ``"1"`` are one id); its digest is the
+    last eight bytes of the MD5 digest of its UTF-8 text, read as a little-endian unsigned
+    integer (DuckDB's ``md5_number_lower``; in Python
+    ``int.from_bytes(hashlib.md5(text.encode()).digest()[8:], "little")``). 64 bits keep a
+    billion ids apart with probability above 0.97, and a digest is the same in any process and
+    version.
+
+    Raises
+    ------
+    DataError
+        A record without an id (missing, empty, a boolean, a list), naming the first.
+    """
+    text, raw, rules, _ = _name(table, ID_COLUMN)
+    checks = [_Check(ID_COLUMN, raw, predicate, problem) for predicate, problem in rules]
+    tallies = ", ".join(f"count(*) FILTER (WHERE coalesce({c.predicate}, false))" for c in checks)
+    try:
+        failures = table.con.execute(f"SELECT {tallies} FROM ({table.sql}) r").fetchone()
+        for check, n in zip(checks, failures):
+            if n:
+                _raise_first(table, check, int(n), "", shape, what)
+        ids = table.con.execute(f"SELECT md5_number_lower({text}) AS id FROM ({table.sql}) r").fetchnumpy()["id"]
+    except DUCKDB_ERRORS as err:
+        raise table.error(err) from None
+    return np.asarray(ids, dtype=np.uint64)
 
 
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:

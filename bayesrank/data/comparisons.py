@@ -76,6 +76,15 @@ class Comparisons:
     notes : dict
         Other reading notes with counts (empty cells removed, items left without comparisons,
         names stripped of surrounding whitespace).
+    record_ids : ndarray of uint64 or None
+        The digests of the records' ids (records with an ``id`` column;
+        :func:`~bayesrank.data.aggregate.record_ids`), so that an update can refuse records
+        already counted (:func:`~bayesrank.data.merge.merge`); None without ids, and for a
+        subset of the cells (its records are no longer known).
+    reading : dict
+        The reading options that made these cells from records (``both_bad_as_ties``, ``by``;
+        set by :func:`~bayesrank.data.load.load`), so that later records are read alike; empty
+        for comparisons built in code.
     """
 
     items: tuple[str, ...]
@@ -97,6 +106,8 @@ class Comparisons:
     source: str = ""
     n_records: int = 0
     notes: Mapping[str, int] = field(default_factory=dict)
+    record_ids: np.ndarray | None = None
+    reading: Mapping[str, object] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -232,7 +243,7 @@ class Comparisons:
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
                                    {**dict(dropped or {}), **cells.dropped}, source,
                                    contrast_names)
-        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes)
+        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes, record_ids=cells.ids)
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
@@ -310,6 +321,7 @@ class Comparisons:
             first=None if self.first is None else self.first[sel],
             covariates=None if self.covariates is None else self.covariates[sel],
             contrasts=None if self.contrasts is None else self.contrasts[sel],
+            record_ids=None,
         )
 
     def without_ties(self) -> Comparisons:
@@ -396,8 +408,11 @@ class Comparisons:
              "ties_bothbad": ("data_cell", self.ties_bothbad)},
             coords={"outcome": list(OUTCOMES), "item": list(self.items)},
             attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source,
-                   "n_records": int(self.n_records), "notes": json.dumps(dict(self.notes))},
+                   "n_records": int(self.n_records), "notes": json.dumps(dict(self.notes)),
+                   "reading": json.dumps(dict(self.reading), sort_keys=True)},
         )
+        if self.record_ids is not None:
+            ds["record_id"] = ("record", np.asarray(self.record_ids, dtype=np.uint64))
         if self.covariates is not None:
             ds["covariates"] = (("data_cell", "covariate"), self.covariates)
             ds = ds.assign_coords(covariate=list(self.covariate_names))
@@ -439,6 +454,8 @@ class Comparisons:
             source=ds.attrs.get("source", ""),
             n_records=int(ds.attrs.get("n_records", 0)),
             notes=json.loads(ds.attrs.get("notes", "{}")),
+            record_ids=ds["record_id"].values.astype(np.uint64) if "record_id" in ds else None,
+            reading=json.loads(ds.attrs.get("reading", "{}")),
         )
 
     # ------------------------------------------------------------------ per item

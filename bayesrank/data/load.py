@@ -72,7 +72,9 @@ def load(
     Returns
     -------
     Comparisons
-        ``data`` itself when it is one.
+        ``data`` itself when it is one; otherwise comparisons whose ``reading`` records
+        ``both_bad_as_ties`` and ``by``, so that later records are read alike
+        (:meth:`bayesrank.Fit.update`).
 
     Raises
     ------
@@ -81,7 +83,8 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
+    out = _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
+    return replace(out, reading={"both_bad_as_ties": bool(both_bad_as_ties), "by": by})
 
 
 def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
