@@ -35,6 +35,7 @@ algebra runs on one BLAS thread (:mod:`bayesrank.inference.backend`).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,6 +57,7 @@ from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_un
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
+from bayesrank.inference.warm import starting_theta
 from bayesrank.model.framework import INTERVALS, Framework
 
 #: The KKT tolerance: an end point is stationary when the largest entry of the gradient of the
@@ -91,7 +93,7 @@ def fit_map(
     restarts: int = 0,
     random_seed: int | None = 0,
     maxiter: int = MAXITER,
-    init: np.ndarray | None = None,
+    init: np.ndarray | Mapping[str, np.ndarray] | None = None,
 ) -> xr.DataTree:
     """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty (the module docstring).
 
@@ -124,8 +126,11 @@ def fit_map(
         Seed of the draws, the bootstrap and the moved starts.
     maxiter : int
         Cap on the trust-region iterations of each run; reaching it leaves the fit unconverged.
-    init : ndarray, optional
-        Starting θ (default: the model's start).
+    init : ndarray or mapping, optional
+        Starting θ, or starting values of the natural variables by name, NaN where the model's
+        own start applies (:func:`~bayesrank.inference.warm.starting_theta`: an update starts
+        from the fit it updates). Default: the model's start. The start changes the optimiser's
+        path, and where the log-likelihood is not concave it may change which maximum is reached.
 
     Returns
     -------
@@ -218,10 +223,10 @@ def _gauge(framework: Framework, bound: Bound):
 
 def optimise(framework: Framework, bound: Bound, init, restarts: int, random_seed, maxiter: int, gauge
              ) -> list[Optimum]:
-    """The runs of the optimiser: from ``init`` or the model's start, then — for a log-likelihood
-    that is not concave — from ``restarts`` starts moved at random (:func:`moved_starts`, seeded by
-    ``random_seed``)."""
-    start = bound.x0 if init is None else np.asarray(init, dtype=float)
+    """The runs of the optimiser: from ``init`` (:func:`~bayesrank.inference.warm.starting_theta`)
+    or the model's start, then — for a log-likelihood that is not concave — from ``restarts``
+    starts moved at random (:func:`moved_starts`, seeded by ``random_seed``)."""
+    start = starting_theta(bound, init)
     starts = [start]
     if restarts and not bound.structure.concave:
         starts += moved_starts(start, restarts, np.random.default_rng(None if random_seed is None
