@@ -20,6 +20,7 @@ from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
 from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
+from bayesrank.results import update as updates
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges
@@ -49,6 +50,8 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     Returns
     -------
     Fit
+        It records its options and where its data came from (:attr:`Fit.lineage`), so that
+        :meth:`Fit.update` can add new records to it later.
 
     Examples
     --------
@@ -61,7 +64,8 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
     comparisons = data if isinstance(data, Comparisons) else load(data)
-    return Fit(METHODS[method](framework, comparisons, **kwargs))
+    tree = METHODS[method](framework, comparisons, **kwargs)
+    return Fit(updates.recorded(tree, method, kwargs, [updates.lineage_entry(comparisons)]))
 
 
 class Fit:
@@ -113,6 +117,13 @@ class Fit:
     @property
     def items(self) -> list[str]:
         return leaderboard.items(self.tree)
+
+    @property
+    def lineage(self) -> list[dict]:
+        """The sets of records behind the fit, oldest first: ``source``, ``records``,
+        ``comparisons``, ``cells``, ``ids`` (whether they carried record ids), ``new_models`` and
+        ``new_judges`` (for updates) and ``added`` (UTC time; metadata no number depends on)."""
+        return updates.lineage_of(self.tree)
 
     @property
     def n_params(self) -> int:
@@ -199,6 +210,54 @@ class Fit:
 
     def to_json(self, level: float = 0.95, elo: Elo | None = None) -> dict:
         return summary.to_json(self.tree, level, elo)
+
+    # ------------------------------------------------------------------ updates
+    def update(self, new_data, *, framework: Framework | None = None, format: str | None = None,
+               both_bad_as_ties: bool | None = None, covariates=None, contrasts=None, by: str | None = None,
+               **options) -> Fit:
+        """This fit with new records added: the saved cells plus the new ones, fitted with the same
+        framework, options and seed, started from this fit's estimate (a new :class:`Fit`; this
+        one is not changed). See :mod:`bayesrank.results.update`.
+
+        Parameters
+        ----------
+        new_data : Comparisons, table, str or Path
+            The new records (anything :func:`bayesrank.load` reads), read as this fit's records
+            were; new models and judges may appear.
+        framework : Framework, optional
+            When given, it must be this fit's.
+        format : str, optional
+            File format of ``new_data``.
+        both_bad_as_ties, covariates, contrasts, by : optional
+            When given, they must be the reading options of this fit's records.
+        **options
+            When given, this fit's options (a NUTS update may change ``tune``, ``progressbar``
+            and ``cores``; its warm-up defaults to
+            :data:`~bayesrank.results.update.WARM_TUNE` steps).
+
+        Returns
+        -------
+        Fit
+            Equal to a fit of all the records at once (MAP: to the optimiser's tolerance), with
+            one more :attr:`lineage` entry and ``diagnostics["update"]``.
+
+        Raises
+        ------
+        ModelSpecError
+            Another framework or options.
+        DataError
+            Records of another layout, reading or arena, or with ids already counted.
+        FitFileError
+            A fit that does not record its options (not made by :func:`fit`).
+
+        Examples
+        --------
+        >>> fit = br.Fit.load("board/fit.nc")                  # doctest: +SKIP
+        >>> fit.update("battles-2024-08-15.jsonl").save("board/fit.nc")   # doctest: +SKIP
+        """
+        return Fit(updates.update(self.tree, new_data, METHODS, framework=framework, format=format,
+                                  both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                                  by=by, **options))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path, overwrite: bool = True) -> Path:
