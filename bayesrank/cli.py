@@ -608,7 +608,7 @@ def cmd_update(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from bayesrank.diff import diff
+    from bayesrank.changes import diff
 
     if args.top < 0:
         raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")

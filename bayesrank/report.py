@@ -70,7 +70,7 @@ class Report:
     top : int
         Leaderboard rows per fit.
     changes : BoardDiff, optional
-        What changed since an earlier board (:func:`bayesrank.diff.diff`): a section with the
+        What changed since an earlier board (:func:`bayesrank.changes.diff`): a section with the
         models whose rank moved and why.
     """
 

@@ -33,7 +33,12 @@ Attribution: an integrated influence decomposition
 
     * ``own_battles``: battles of i against models on both boards;
     * ``rivals_battles``: battles between other models on both boards;
-    * ``new_models``: battles in which a model new to the board took part.
+    * ``new_models``: battles in which a model new to the board took part — and what the new
+      models' arrival changes before any of their battles counts (the old cells' MLE in the new
+      board's model, minus the old board's): zero for most frameworks, not for factored tie
+      thresholds (Davidson, Rao–Kupper with k_tie ≥ 1), whose fixed basis Φ is a function of the
+      set of models (the leaderbot paper's DCT-IV over the models), so one more model changes the
+      tie model of every pair.
 
     With style control the style coefficients β are moved out of H: the score coordinates' part of
     dθ/dt is H_RR⁻¹ (g_R − H_Rβ dβ/dt), the first term split over the cells as above with β held
@@ -380,11 +385,18 @@ def attribute(old: Fit, new: Fit, shared: list[str]) -> tuple[pd.DataFrame, int,
     d = delta[keep]
     a, b = cells.a[keep], cells.b[keep]
     changed = np.flatnonzero(np.any(d != 0, axis=1))
-    start = carried(old.tree["estimate"].to_dataset(), cells)
+    with one_thread():  # as every fit (inference/backend.py)
+        # the old cells' MLE in the new board's model: where the path starts (t = 0)
+        bound = structure.bind(framework.prepare(raw(0.0)))
+        start = maximise(bound, starting_theta(bound, carried(old.tree["estimate"].to_dataset(), cells))).theta
+        arrival = _centred(bound.natural(start)["score"], centre) - \
+            _centred(old.scores().reindex(names).to_numpy(float), centre)
     nodes, residual, parts = NODES, np.inf, None
     while True:
-        with one_thread():  # as every fit (inference/backend.py)
+        with one_thread():
             parts = _integrate(structure, framework, raw, nodes, start, G, style, d, a, b, changed, is_new, Y)
+        if is_new.any():
+            parts[:, 2] += arrival
         total = parts.sum(axis=1)
         residual = float(np.nanmax(np.abs(total - exact)[common])) if common.any() else 0.0
         if residual <= ADD_UP or nodes >= MAX_NODES:
@@ -413,7 +425,7 @@ def _integrate(structure, framework, raw, nodes: int, start, G, style, d, a, b, 
     for t, weight in zip(t_nodes, weights):
         prepared = framework.prepare(raw(t))
         bound = structure.bind(prepared)
-        theta = maximise(bound, starting_theta(bound, start) if theta is None else theta).theta
+        theta = maximise(bound, start if theta is None else theta).theta
         H = information(bound, theta, "observed")
         factor = cho_factor(H[np.ix_(rest, rest)])
         directions = np.zeros((structure.n_free, m))
