@@ -75,6 +75,8 @@ DROP_UNKNOWN = "unknown verdict"
 DROP_BOTHBAD = "both-bad tie (kept apart; both_bad_as_ties=True / --both-bad-ties counts them as ties)"
 #: The column holding each record's id (optional, any shape).
 ID_COLUMN = "id"
+#: The text whose digest identifies how ids are digested (:func:`id_digest`).
+ID_PROBE = "bayesrank record id"
 
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
@@ -697,12 +699,12 @@ def aggregate(
 def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np.ndarray:
     """The digest of every record's ``id``, in the input's order.
 
-    The id is text by the name rule (``1``, ``1.0`` and ``"1"`` are one id); its digest is the
-    last eight bytes of the MD5 digest of its UTF-8 text, read as a little-endian unsigned
-    integer (DuckDB's ``md5_number_lower``; in Python
-    ``int.from_bytes(hashlib.md5(text.encode()).digest()[8:], "little")``). 64 bits keep a
-    billion ids apart with probability above 0.97, and a digest is the same in any process and
-    version.
+    The id is text by the name rule (``1``, ``1.0`` and ``"1"`` are one id); its digest is DuckDB's
+    64-bit ``hash`` of that text (one pass at the speed of reading: a cryptographic digest would
+    take several times longer than the reading itself). 64 bits keep a billion ids apart with
+    probability above 0.97. DuckDB does not promise the same ``hash`` in every version, so the
+    digest of a fixed text (:func:`id_digest`) is kept with the ids, and ids digested differently
+    are never compared (:func:`bayesrank.data.merge.check_compatible` says so).
 
     Raises
     ------
@@ -711,16 +713,24 @@ def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np
     """
     text, raw, rules, _ = _name(table, ID_COLUMN)
     checks = [_Check(ID_COLUMN, raw, predicate, problem) for predicate, problem in rules]
-    tallies = ", ".join(f"count(*) FILTER (WHERE coalesce({c.predicate}, false))" for c in checks)
+    flags = ", ".join(f"coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks))
     try:
-        failures = table.con.execute(f"SELECT {tallies} FROM ({table.sql}) r").fetchone()
-        for check, n in zip(checks, failures):
-            if n:
-                _raise_first(table, check, int(n), "", shape, what)
-        ids = table.con.execute(f"SELECT md5_number_lower({text}) AS id FROM ({table.sql}) r").fetchnumpy()["id"]
+        out = table.con.execute(f"SELECT hash({text}) AS id, {flags} FROM ({table.sql}) r").fetchnumpy()
     except DUCKDB_ERRORS as err:
         raise table.error(err) from None
-    return np.asarray(ids, dtype=np.uint64)
+    for k, check in enumerate(checks):
+        n = int(np.sum(out[f"_check{k}"]))
+        if n:
+            _raise_first(table, check, n, "", shape, what)
+    return np.asarray(out["id"], dtype=np.uint64)
+
+
+def id_digest() -> str:
+    """How :func:`record_ids` digests ids here: DuckDB's version and its ``hash`` of a fixed text
+    (two sets of ids are comparable when this is the same for both)."""
+    with connection() as con:
+        probe = con.execute(f"SELECT hash({_lit(ID_PROBE)})").fetchone()[0]
+    return f"duckdb hash {int(probe)}"
 
 
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:

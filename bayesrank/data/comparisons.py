@@ -18,7 +18,7 @@ import xarray as xr
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesrank.data.aggregate import Cells, cells_from_arrays
+from bayesrank.data.aggregate import Cells, cells_from_arrays, id_digest
 from bayesrank.errors import DataError
 
 #: Column order of :meth:`Comparisons.counts`.
@@ -82,9 +82,10 @@ class Comparisons:
         already counted (:func:`~bayesrank.data.merge.merge`); None without ids, and for a
         subset of the cells (its records are no longer known).
     reading : dict
-        The reading options that made these cells from records (``both_bad_as_ties``, ``by``;
-        set by :func:`~bayesrank.data.load.load`), so that later records are read alike; empty
-        for comparisons built in code.
+        How these cells were read from records: the options (``both_bad_as_ties``, ``by``; set by
+        :func:`~bayesrank.data.load.load`), so that later records are read alike, and with record
+        ids how they were digested (``id_digest``, :func:`~bayesrank.data.aggregate.id_digest`);
+        empty for comparisons built in code.
     """
 
     items: tuple[str, ...]
@@ -243,7 +244,8 @@ class Comparisons:
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
                                    {**dict(dropped or {}), **cells.dropped}, source,
                                    contrast_names)
-        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes, record_ids=cells.ids)
+        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes, record_ids=cells.ids,
+                       reading={} if cells.ids is None else {"id_digest": id_digest()})
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,

@@ -84,7 +84,7 @@ def load(
     if isinstance(data, Comparisons):
         return data
     out = _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
-    return replace(out, reading={"both_bad_as_ties": bool(both_bad_as_ties), "by": by})
+    return replace(out, reading={**out.reading, "both_bad_as_ties": bool(both_bad_as_ties), "by": by})
 
 
 def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:

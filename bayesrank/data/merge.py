@@ -75,11 +75,10 @@ def check_compatible(old: Comparisons, new: Comparisons, *, old_name: str = "the
         if a != b:
             raise DataError(f"{old_name} has {what} {sorted(a) or 'none'} and {new_name} {sorted(b) or 'none'}; "
                             f"read {new_name} with {option}={sorted(a)} (CLI: --{option} {','.join(sorted(a))}).")
-    if old.reading and new.reading:
-        for key in sorted(set(old.reading) | set(new.reading)):
-            if old.reading.get(key) != new.reading.get(key):
-                raise DataError(f"{old_name} was read with {key}={old.reading.get(key)!r} and {new_name} with "
-                                f"{key}={new.reading.get(key)!r}; read them alike.")
+    for key in sorted((set(old.reading) & set(new.reading)) - {"id_digest"}):
+        if old.reading[key] != new.reading[key]:
+            raise DataError(f"{old_name} was read with {key}={old.reading[key]!r} and {new_name} with "
+                            f"{key}={new.reading[key]!r}; read them alike.")
     shared = set(old.items) & set(new.items)
     if not shared:
         raise DataError(f"none of the {new.n_items} models of {new_name} ({_names(new.items)}) is among the "
@@ -100,8 +99,14 @@ def _check_ids(old: Comparisons, new: Comparisons, old_name: str, new_name: str)
     if new.record_ids is None:
         raise DataError(f"{old_name} counts its records by id, and {new_name} have no 'id' column: repeated "
                         f"records could not be recognised; give every record its id.")
+    if old.reading.get("id_digest") != new.reading.get("id_digest"):
+        raise DataError(f"the ids of {old_name} were digested as '{old.reading.get('id_digest')}' and those of "
+                        f"{new_name} as '{new.reading.get('id_digest')}' (another version of DuckDB): they cannot be "
+                        "compared; install the DuckDB version that read the fit's records, or refit from every record.")
     ids = np.asarray(new.record_ids, dtype=np.uint64)
-    counted = np.isin(ids, np.asarray(old.record_ids, dtype=np.uint64))
+    known = np.sort(np.asarray(old.record_ids, dtype=np.uint64))
+    counted = known[np.minimum(np.searchsorted(known, ids), max(known.size - 1, 0))] == ids if known.size else \
+        np.zeros(ids.size, dtype=bool)
     order = np.argsort(ids, kind="stable")
     repeated = np.zeros(ids.size, dtype=bool)
     repeated[order[1:]] = ids[order[1:]] == ids[order[:-1]]   # every occurrence after the first

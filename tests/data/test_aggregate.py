@@ -1,27 +1,34 @@
-"""Record ids: one digest per record, the same in any process, and records without an id refused."""
+"""Record ids: one digest per record, the same for the same id text whatever the source, and
+records without an id refused."""
 
-import hashlib
+import subprocess
+import sys
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 import bayesrank as br
+from bayesrank.data.aggregate import id_digest
 
 
-def digest(text: str) -> int:
-    """The documented digest, written here with hashlib."""
-    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[8:], "little")
-
-
-def test_record_ids_are_md5_digests_in_record_order(tmp_path):
+def test_record_ids_are_digests_of_the_id_text_in_record_order(tmp_path):
     frame = pd.DataFrame({"id": ["b-7", "b-3", 12, "é"], "model_a": ["x", "y", "x", "z"],
                           "model_b": ["y", "z", "z", "x"], "winner": ["model_a", "tie", "model_b", "model_a"]})
-    path = tmp_path / "battles.jsonl"
-    frame.to_json(path, orient="records", lines=True)
-    for data in (br.load(frame), br.load(path)):
+    frame.to_json(tmp_path / "battles.jsonl", orient="records", lines=True)
+    frame.astype({"id": str}).to_csv(tmp_path / "battles.csv", index=False)
+    expected = [duckdb.sql(f"SELECT hash('{t}')").fetchall()[0][0] for t in ("b-7", "b-3", "12", "é")]
+    for data in (br.load(frame), br.load(tmp_path / "battles.jsonl"), br.load(tmp_path / "battles.csv")):
         assert data.record_ids.dtype == np.uint64
-        assert list(data.record_ids) == [digest(t) for t in ("b-7", "b-3", "12", "é")]
+        assert list(data.record_ids) == expected
+        assert data.reading["id_digest"] == id_digest()
+
+
+def test_the_digest_is_the_same_in_another_process():
+    code = "from bayesrank.data.aggregate import id_digest; print(id_digest())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == id_digest()
 
 
 def test_ids_survive_saving_a_fit(tmp_path):

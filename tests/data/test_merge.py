@@ -77,3 +77,14 @@ def test_other_reading_options_are_refused():
         merge(old, br.load(records.iloc[300:]))
     with pytest.raises(br.DataError, match="both_bad_as_ties=False"):
         merge(old, br.load(records.iloc[300:], contrasts=["len"], both_bad_as_ties=True))
+
+
+def test_ids_digested_otherwise_are_not_compared():
+    from dataclasses import replace
+
+    rng = np.random.default_rng(5)
+    records = simulate_battles(np.zeros(4), 400, rng)
+    old, new = br.load(records.iloc[:300]), br.load(records.iloc[300:])
+    other = replace(new, reading={**new.reading, "id_digest": "duckdb hash 1"})
+    with pytest.raises(br.DataError, match="another version of DuckDB"):
+        merge(old, other)
