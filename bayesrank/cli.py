@@ -514,16 +514,21 @@ def _fit_kwargs(args) -> dict:
                 whiten=args.whiten, geometry_tuned=args.geometry_tuned)
 
 
+def _check_shown(args) -> None:
+    """Refuse a ``--top`` or ``--level`` no table can show."""
+    if args.top < 0:
+        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if not 0 < args.level < 1:
+        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+
+
 def cmd_fit(args) -> int:
     from bayesrank.fragility import fragility
     from bayesrank.results.elo import Elo
     from bayesrank.results.fit import fit
     from bayesrank.style import style_control
 
-    if args.top < 0:
-        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
-    if not 0 < args.level < 1:
-        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+    _check_shown(args)
     if args.out is not None:
         check_out(args.out, args.force)
     framework = framework_from_args(args)
@@ -574,10 +579,7 @@ def _saved_fit(path: Path):
 
 
 def cmd_update(args) -> int:
-    if args.top < 0:
-        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
-    if not 0 < args.level < 1:
-        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+    _check_shown(args)
     check_out(args.out, args.force)
     saved = _saved_fit(args.fit)
     running = {}
@@ -610,10 +612,7 @@ def cmd_update(args) -> int:
 def cmd_diff(args) -> int:
     from bayesrank.changes import diff
 
-    if args.top < 0:
-        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
-    if not 0 < args.level < 1:
-        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+    _check_shown(args)
     if args.report is not None:
         from bayesrank.results.io import check_target
 
