@@ -34,11 +34,18 @@ Attribution: an integrated influence decomposition
     * ``own_battles``: battles of i against models on both boards;
     * ``rivals_battles``: battles between other models on both boards;
     * ``new_models``: battles in which a model new to the board took part — and what the new
-      models' arrival changes before any of their battles counts (the old cells' MLE in the new
-      board's model, minus the old board's): zero for most frameworks, not for factored tie
-      thresholds (Davidson, Rao–Kupper with k_tie ≥ 1), whose fixed basis Φ is a function of the
-      set of models (the leaderbot paper's DCT-IV over the models), so one more model changes the
-      tie model of every pair.
+      models' arrival changes in the model itself before any of their battles counts;
+    * ``new_judges`` (only when judges are new): what the new judges' arrival changes in the model
+      itself (their battles between models of both boards are own or rivals' battles); with new
+      models too, this share is in ``new_models``.
+
+    The arrivals' share is zero for most frameworks, but not for factored tie thresholds (Davidson,
+    Rao–Kupper with k_tie ≥ 1), whose fixed basis Φ is a function of the set of models (the
+    leaderbot paper's DCT-IV over the models), nor for judge-aware models, whose scale is fixed by
+    Σ log γ = 0 over the set of judges: one more model or judge changes the model of every pair.
+    It is the part of the change that the path of battles does not explain: the change minus the
+    integral (with arrivals, the nodes double until the integral itself stops moving by more than
+    :data:`ADD_UP`).
 
     With style control the style coefficients β are moved out of H: the score coordinates' part of
     dθ/dt is H_RR⁻¹ (g_R − H_Rβ dβ/dt), the first term split over the cells as above with β held
@@ -46,9 +53,9 @@ Attribution: an integrated influence decomposition
     style coefficients caused.
 
     The integral is taken by Gauss–Legendre quadrature on t ∈ (0, 1), the MLE at each node found
-    from the previous one; the nodes double (from :data:`NODES` up to :data:`MAX_NODES`) until
-    the parts add up to the change within :data:`ADD_UP` (``attribution_residual`` reports the
-    largest gap). The path is the same for every model and group — all new battles are counted in
+    from the previous one; without arrivals the nodes double (from :data:`NODES` up to
+    :data:`MAX_NODES`) until the parts add up to the change within :data:`ADD_UP`
+    (``attribution_residual`` reports the largest gap). The path is the same for every model and group — all new battles are counted in
     together — so the split does not depend on an order of adding groups (an Aumann–Shapley
     attribution of the counts). A model without new battles of its own gets exactly zero
     ``own_battles``; one whose rivals had none gets zero ``rivals_battles``.
@@ -96,8 +103,9 @@ MAX_NODES = 64
 ADD_UP = 1e-6
 #: Cells whose per-cell effects are computed at once (bounds the memory of large logs).
 CELL_CHUNK = 20_000
-#: The parts of an attribution, in order.
-PARTS = ("own_battles", "rivals_battles", "new_models", "style")
+#: The parts of an attribution, in order (``new_judges`` only with new judges, ``style`` only with
+#: style control).
+PARTS = ("own_battles", "rivals_battles", "new_models", "new_judges", "style")
 #: The columns of :meth:`BoardDiff.shown` before the parts.
 SHOWN = ("name", "status", "rank_old", "rank_new", "score_old", "score_new", "change", "change_lower", "change_upper")
 
@@ -176,7 +184,8 @@ class BoardDiff:
                     "noise)" if s.get("nested") else "no interval (the boards' battles are not nested)")]
         if self.attributed:
             lines.append("attribution (parts add up to change): own = the model's own new battles, rivals = "
-                         "new battles between other models, new_models = battles of models new to the board"
+                         "new battles between other models, new_models = battles and arrival of models new to the "
+                         "board" + (", new_judges = the arrival of new judges" if "new_judges" in self.items else "")
                          + (", style = the change of the style coefficients" if "style" in self.items else ""))
         return lines
 
@@ -386,24 +395,36 @@ def attribute(old: Fit, new: Fit, shared: list[str]) -> tuple[pd.DataFrame, int,
     a, b = cells.a[keep], cells.b[keep]
     changed = np.flatnonzero(np.any(d != 0, axis=1))
     with one_thread():  # as every fit (inference/backend.py)
-        # the old cells' MLE in the new board's model: where the path starts (t = 0)
+        # the path starts at the old cells' MLE in the new board's model (t = 0)
         bound = structure.bind(framework.prepare(raw(0.0)))
         start = maximise(bound, starting_theta(bound, carried(old.tree["estimate"].to_dataset(), cells))).theta
-        arrival = _centred(bound.natural(start)["score"], centre) - \
-            _centred(old.scores().reindex(names).to_numpy(float), centre)
-    nodes, residual, parts = NODES, np.inf, None
+    new_judges = bool(set(cells.judges or ()) - set(old.data.judges or ()))
+    arrivals = bool(is_new.any()) or new_judges
+    nodes, previous = NODES, None
     while True:
         with one_thread():
             parts = _integrate(structure, framework, raw, nodes, start, G, style, d, a, b, changed, is_new, Y)
-        if is_new.any():
-            parts[:, 2] += arrival
         total = parts.sum(axis=1)
-        residual = float(np.nanmax(np.abs(total - exact)[common])) if common.any() else 0.0
+        if not arrivals:
+            residual = float(np.nanmax(np.abs(total - exact)[common])) if common.any() else 0.0
+        else:  # what the path leaves unexplained is the arrivals' share: converge the path itself
+            residual = np.inf if previous is None else float(np.max(np.abs(total - previous)[common]))
         if residual <= ADD_UP or nodes >= MAX_NODES:
             break
-        nodes *= 2
-    columns = list(PARTS) if style.any() else list(PARTS[:3])
-    table = pd.DataFrame(parts[:, :len(columns)], index=pd.Index(names, name="name"), columns=columns)
+        previous, nodes = total, nodes * 2
+    columns = ["own_battles", "rivals_battles", "new_models", "style"]
+    if arrivals:
+        columns.insert(3, "new_judges")
+        arriving = exact - total
+        parts = np.column_stack([parts[:, :3], np.zeros(len(names)), parts[:, 3]])
+        parts[:, 2 if is_new.any() else 3] += arriving
+    if not style.any():
+        columns.remove("style")
+        parts = parts[:, :-1]
+    if arrivals and not new_judges:
+        parts = np.delete(parts, columns.index("new_judges"), axis=1)
+        columns.remove("new_judges")
+    table = pd.DataFrame(parts, index=pd.Index(names, name="name"), columns=columns)
     table.loc[is_new] = np.nan
     return table, nodes, residual
 

@@ -116,3 +116,16 @@ def test_the_report_has_a_section_on_what_changed(old_log):
     new = old.update(records(range(8), 500, 8))
     html = Report({"board": new}, changes=br.diff(old, new)).html()
     assert "What changed since the previous board" in html and "own_battles" in html
+
+
+def test_a_new_judge_gets_the_arrival_share():
+    judges = {"j1": 1.0, "j2": 0.6, "j3": 1.5}
+    old_log = records(range(7), 3000, 9, judges=judges)
+    day = records(range(7), 600, 10, judges={**judges, "j4": 2.0})
+    old = br.fit(br.JudgeAware(), old_log)
+    changes = br.diff(old, old.update(day))
+    kept = changes.items.set_index("name")
+    assert "new_judges" in kept and "new_models" in kept
+    assert np.max(np.abs(kept[PARTS + ["new_judges"]].sum(axis=1) - kept["change"])) <= ADD_UP
+    assert changes.summary["attribution_residual"] <= ADD_UP
+    assert (kept["new_models"] == 0).all()
