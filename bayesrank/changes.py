@@ -55,14 +55,15 @@ Attribution: an integrated influence decomposition
     The integral is taken by Gauss–Legendre quadrature on t ∈ (0, 1), the MLE at each node found
     from the previous one; without arrivals the nodes double (from :data:`NODES` up to
     :data:`MAX_NODES`) until the parts add up to the change within :data:`ADD_UP`
-    (``attribution_residual`` reports the largest gap). The path is the same for every model and group — all new battles are counted in
-    together — so the split does not depend on an order of adding groups (an Aumann–Shapley
-    attribution of the counts). A model without new battles of its own gets exactly zero
-    ``own_battles``; one whose rivals had none gets zero ``rivals_battles``.
+    (``attribution_residual`` reports the largest gap). The path is the same for every model and
+    group — all new battles are counted in together — so the split does not depend on an order of
+    adding groups (an Aumann–Shapley attribution of the counts). A model without new battles of
+    its own gets exactly zero ``own_battles``; one whose rivals had none gets zero
+    ``rivals_battles``.
 
-    The attribution needs two MAP fits of one framework and options, of cells with the same
-    layout, the new board having every model of the old, and a likelihood without reweighting or
-    a continuous symmetry (HJA); otherwise it is left out and ``notes`` says why.
+    The attribution needs two MAP fits of one framework, of cells with the same layout, the new
+    board having every model of the old, and a likelihood without reweighting or a continuous
+    symmetry (HJA); otherwise it is left out and ``notes`` says why.
 
 Examples
 --------

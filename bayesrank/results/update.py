@@ -130,8 +130,8 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
     -------
     DataTree
         The new fit, with ``diagnostics["update"]``: the records added, the models and judges
-        that are new, and the seconds spent reading the new records, merging the cells and
-        fitting.
+        that are new, and the seconds spent reading (the saved cells and the new records),
+        merging the cells and fitting.
 
     Raises
     ------
@@ -168,10 +168,9 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
     diagnostics = diagnostics_of(out)
     diagnostics["update"] = {"records": entry["records"], "comparisons": entry["comparisons"],
                              "new_models": entry["new_models"], "new_judges": entry["new_judges"],
-                             "seconds": {"read": t_read - t0, "merge": t_merge - t_read, "fit": t_fit - t_merge},
-                             "saved_iterations": diagnostics_of(tree).get("iterations")}
+                             "seconds": {"read": t_read - t0, "merge": t_merge - t_read, "fit": t_fit - t_merge}}
     out.attrs["bayesrank_diagnostics"] = json.dumps(plain(diagnostics))
-    return recorded(out, method, {k: v for k, v in {**saved, **options}.items()}, lineage + [entry])
+    return recorded(out, method, {**saved, **options}, lineage + [entry])
 
 
 def _check_framework(saved: Framework, given: Framework | None) -> None:
