@@ -300,7 +300,10 @@ def table_from_frame(con, frame, source: str = "") -> Table:
     typing rules apply to them as to JSON files.
     """
     if isinstance(frame, duckdb.DuckDBPyRelation):
-        frame = frame.fetch_arrow_reader()
+        # a reader streams the records once; record ids and the judges' agreement are a second
+        # pass over them, so a relation with those columns is read into one Arrow table
+        again = {ID_COLUMN, "question_id"} & {str(c).strip() for c in frame.columns}
+        frame = frame.fetch_arrow_table() if again else frame.fetch_arrow_reader()
     elif type(frame).__module__.startswith("polars"):
         if hasattr(frame, "collect"):
             frame = frame.collect()

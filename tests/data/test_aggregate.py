@@ -19,7 +19,10 @@ def test_record_ids_are_digests_of_the_id_text_in_record_order(tmp_path):
     frame.to_json(tmp_path / "battles.jsonl", orient="records", lines=True)
     frame.astype({"id": str}).to_csv(tmp_path / "battles.csv", index=False)
     expected = [duckdb.sql(f"SELECT hash('{t}')").fetchall()[0][0] for t in ("b-7", "b-3", "12", "é")]
-    for data in (br.load(frame), br.load(tmp_path / "battles.jsonl"), br.load(tmp_path / "battles.csv")):
+    con = duckdb.connect()
+    relation = con.read_csv(str(tmp_path / "battles.csv"))
+    for data in (br.load(frame), br.load(tmp_path / "battles.jsonl"), br.load(tmp_path / "battles.csv"),
+                 br.load(relation)):
         assert data.record_ids.dtype == np.uint64
         assert list(data.record_ids) == expected
         assert data.reading["id_digest"] == id_digest()
