@@ -158,14 +158,13 @@ def _keyed(data: Comparisons, items, judges, covariates, contrasts, part: int) -
     """The cells of ``data`` keyed on the merged items and judges, oriented as the readers
     orient them (the lower index as "a"; positions and contrasts follow the orientation)."""
     index = {name: k for k, name in enumerate(items)}
-    names = np.asarray(data.items, dtype=object)
-    ia = np.array([index[x] for x in names[data.a]], dtype=np.int64)
-    ib = np.array([index[x] for x in names[data.b]], dtype=np.int64)
+    merged = np.array([index[name] for name in data.items], dtype=np.int64)   # data's item → merged
+    ia, ib = merged[np.asarray(data.a)], merged[np.asarray(data.b)]
     flip = ia > ib
     out = {"a": np.where(flip, ib, ia), "b": np.where(flip, ia, ib)}
     if judges is not None:
         jindex = {name: k for k, name in enumerate(judges)}
-        out["judge"] = np.array([jindex[data.judges[k]] for k in data.judge], dtype=np.int64)
+        out["judge"] = np.array([jindex[name] for name in data.judges], dtype=np.int64)[np.asarray(data.judge)]
     if data.first is not None:
         out["first"] = np.where(flip, 1 - data.first, data.first)
     for name in covariates:
