@@ -41,9 +41,10 @@ browser:
 notebooks: $(STAMP)
 	$(PY) notebooks/execute.py
 
-# The screenshot of the reference report in docs/, as headless Chromium renders it.
+# The screenshot of the reference report in docs/, as headless Chromium renders it: the headline,
+# the data, the warnings, the pairwise matrices, the Elo chart and the top of the sortable table.
 screenshot: browser
 	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
 	  --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --hide-scrollbars \
-	  --window-size=1280,2600 --virtual-time-budget=10000 --screenshot=docs/report.png \
+	  --window-size=1280,3500 --virtual-time-budget=10000 --screenshot=docs/report.png \
 	  file://$(CURDIR)/models/arena-2024/report.html

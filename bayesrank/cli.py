@@ -11,10 +11,13 @@ items, diagnostics, warnings`` (plus further fields, such as ``accounting``).
 
 Exit codes, as a Unix tool: 0 success; 2 bad input, usage or output (one line on stderr, a
 :class:`~bayesrank.errors.BayesrankError`); 1 an internal error (one line asking to report
-it; the traceback only with ``--debug``); 130 interrupted; 141 when whoever reads the output
-closed it early (``| head``), silently. Outputs are written atomically (temporary files
-renamed into place) and never replace an existing file without ``--force``. CSV output
-escapes cells that a spreadsheet would run as a formula.
+it; the traceback only with ``--debug``); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM);
+141 when whoever reads the output closed it early (``| head``), silently. Every output file
+goes through :mod:`bayesrank.output.atomic`: claimed before the work (a second run writing
+the same ``--out`` fails at once), written atomically, never replacing an existing file
+without ``--force``, and left untouched by an interrupted run. CSV output escapes cells that a
+spreadsheet would run as a formula (:mod:`bayesrank.output.tables`); table output shows
+control characters in names as escapes (:mod:`bayesrank.output.text`).
 """
 
 from __future__ import annotations
@@ -25,18 +28,21 @@ import io
 import json
 import os
 import shlex
+import signal
 import sys
 import traceback
 import typing
 import warnings
 from pathlib import Path
 
+from bayesrank.csvtext import FORMULA_START, csv_text  # noqa: F401 (part of the CLI's interface)
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
+from bayesrank.output.atomic import forget_signals, note_signal, noted_signal, release_reserved, reserve
+from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)
+from bayesrank.output.text import TerminalStream, one_line
 
 #: Where to report internal errors.
 REPORT = "https://github.com/bayesrank/bayesrank/issues"
-#: Leading characters that make a spreadsheet treat a CSV cell as a formula (OWASP).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 #: How a framework field is spelled on the command line when not ``--<field-with-dashes>``.
 FLAGS = {"threshold": "--tie-threshold"}
@@ -108,9 +114,16 @@ def _int_or_auto(text: str):
 
 
 def _add_data_args(p) -> None:
-    p.add_argument("data", help="bundled dataset name (see 'bayesrank datasets') or a file path")
+    p.add_argument("data", help="a file path (read as named: no patterns), '-' for standard input (with "
+                                "--data-format), or a bundled dataset name (see 'bayesrank datasets')")
     p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
-    p.add_argument("--both-bad-ties", action="store_true", help="count 'tie (bothbad)' verdicts as ties")
+    p.add_argument("--both-bad-ties", action=argparse.BooleanOptionalAction, default=None,
+                   help="count 'tie (bothbad)' verdicts as ties, or leave them out (default: the input's convention: "
+                        "battle records count them, as Chatbot Arena does; count files and the bundled arena-2024 "
+                        "leave them out, as the leaderbot paper does)")
+    p.add_argument("--drop-duplicates", action="store_true",
+                   help="count records that repeat an earlier record exactly (same id, models, verdict) once; "
+                        "they are reported either way")
     p.add_argument("--covariates", default=None,
                    help="comma-separated numeric record columns kept as per-comparison context covariates")
     p.add_argument("--contrasts", default=None,
@@ -191,11 +204,10 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
     fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=SAMPLERS,
-                     help="NUTS implementation (default: for geometry-tuned NUTS numpyro with JAX, else pymc; "
-                          "otherwise nutpie; numpyro runs on JAX, CPU or GPU), or hmc: "
+                     help="NUTS implementation (default: pymc, PyMC's own sampler, whatever is installed; numpyro "
+                          "runs on JAX, CPU or GPU), or hmc: "
                           "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
-    fit.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(fit)
     fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
                      help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
     fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
@@ -216,8 +228,10 @@ def _add_update_args(up) -> None:
                          "directory, with --force)")
     up.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
     up.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
-    up.add_argument("--both-bad-ties", action="store_true", default=None,
-                    help="must match the fit's reading (the records are read as the fit's were)")
+    for flag in ("--both-bad-ties", "--drop-duplicates"):
+        up.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                        help="must match the fit's reading (the records are read as the fit's were: the same both-bad "
+                             "convention and duplicate rule)")
     for flag in ("--covariates", "--contrasts"):
         up.add_argument(flag, default=None, help="must match the fit's reading (comma-separated columns)")
     up.add_argument("--by", default=None, metavar="COLUMN", help="must match the fit's reading")
@@ -264,8 +278,7 @@ def _add_models_args(p, name: str) -> None:
     p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
     p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
     p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show NUTS progress (default: when stderr is a terminal)")
+    _add_progress_arg(p)
     p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
                    help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
     if name == "report":
@@ -290,6 +303,13 @@ def _add_select_rank_args(sel) -> None:
     sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
     sel.add_argument("--sampler", default=None, choices=SAMPLERS, help="loo: sampler (as for fit)")
     sel.add_argument("--format", default="table", choices=("table", "json"))
+    _add_progress_arg(sel)
+
+
+def _add_progress_arg(p) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bars on standard error for NUTS and the other long steps (default: when stderr "
+                        "is a terminal, and never under --format json unless --progress asks)")
 
 
 def _add_demo_args(demo) -> None:
@@ -299,6 +319,7 @@ def _add_demo_args(demo) -> None:
     demo.add_argument("--chains", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
+    _add_progress_arg(demo)
 
 
 def _add_gars_args(g) -> None:
@@ -328,6 +349,7 @@ def _add_gars_args(g) -> None:
     g.add_argument("--level", type=float, default=0.95, help="interval level")
     g.add_argument("--format", default="table", choices=("table", "json", "csv"))
     g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    _add_progress_arg(g)
 
 
 def _add_dml_args(d) -> None:
@@ -335,7 +357,8 @@ def _add_dml_args(d) -> None:
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
-                                "context, features, model_a (shown first), model_b, winner")
+                                "context, features, model_a (shown first), model_b, winner; or a bundled dataset "
+                                "name (mtbench-judges: one context per question and judge)")
     d.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
     d.add_argument("--features", default="", help="comma-separated numeric context feature columns")
     d.add_argument("--judge-probs", default="", help="comma-separated columns of an LLM judge's category probabilities")
@@ -350,7 +373,9 @@ def _add_dml_args(d) -> None:
     d.add_argument("--budget", type=float, default=None,
                    help="also the A-optimal labelling policy for these contexts with this expected number of labels")
     d.add_argument("--floor", type=float, default=0.01, help="smallest labelling probability of the policy")
-    d.add_argument("--policy-out", type=Path, default=None, help="write the whole policy table (CSV) here")
+    d.add_argument("--policy-out", type=Path, default=None,
+                   help="write the whole policy table (CSV) here (never the input; an existing file only with --force)")
+    d.add_argument("--force", action="store_true", help="replace the --policy-out file if it exists")
     d.add_argument("--level", type=float, default=0.95, help="simultaneous coverage of the intervals")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--format", default="table", choices=("table", "json", "csv"))
@@ -431,16 +456,34 @@ def _parse_value(text: str, hint, item: str):
     return text
 
 
+def _check_models(args, least: int) -> None:
+    """``--models``: each spec once, and at least ``least`` of them (before any fit)."""
+    repeated = sorted({m for m in args.models if args.models.count(m) > 1})
+    if repeated:
+        raise ModelSpecError(f"--models names {', '.join(map(repr, repeated))} more than once; list each model once.")
+    if len(args.models) < least:
+        raise ModelSpecError(f"{args.command} needs at least {least} models to compare (--models A B ...); got "
+                             f"{len(args.models)}.")
+
+
 def _fits_of(args, data):
+    """The fits of ``--models``; models that will be compared are checked to be comparable first,
+    so that an incomparable pair is refused before any sampling."""
+    from bayesrank import progress
+    from bayesrank.compare import check_comparable
     from bayesrank.results.fit import fit
 
+    frameworks = {spec: framework_from_text(spec) for spec in args.models}
+    if args.method == "nuts" and (args.command == "compare" or len(frameworks) > 1):
+        check_comparable(frameworks, data)
     fits = {}
-    for spec in args.models:
-        framework = framework_from_text(spec)
-        kwargs = (dict(random_seed=args.seed) if args.method == "map" else
-                  dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                       progressbar=args.progress))
-        fits[spec] = fit(framework, data, method=args.method, **kwargs)
+    with progress.bar(f"fitting {len(frameworks)} model(s) by {args.method.upper()}", len(frameworks)) as shown:
+        for spec, framework in frameworks.items():
+            shown.describe(f"fitting {spec} by {args.method.upper()}")
+            kwargs = (dict(random_seed=args.seed) if args.method == "map" else
+                      dict(draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed))
+            fits[spec] = fit(framework, data, method=args.method, **kwargs)
+            shown.advance()
     return fits
 
 
@@ -454,9 +497,9 @@ def _comparison(args, fits):
 
 def cmd_report(args) -> int:
     from bayesrank.report import Report
-    from bayesrank.results.io import check_target
 
-    check_target(args.out, args.force)
+    _check_models(args, 1)
+    reserve([args.out], args.force)
     fits = _fits_of(args, _load(args))
     report = Report(fits, comparison=_comparison(args, fits), command=_command(args),
                     top=args.top, title=args.title)
@@ -475,6 +518,7 @@ def cmd_compare(args) -> int:
 
     if args.method != "nuts":
         raise BayesrankError("compare needs NUTS fits: leave-one-out reweights posterior draws (use --method nuts).")
+    _check_models(args, 2)
     fits = _fits_of(args, _load(args))
     table = _comparison(args, fits)
     if args.format == "json":
@@ -496,7 +540,8 @@ def _load(args):
     from bayesrank.data.load import load
 
     return load(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
-                covariates=_columns(args.covariates), contrasts=_columns(args.contrasts), by=args.by)
+                covariates=_columns(args.covariates), contrasts=_columns(args.contrasts), by=args.by,
+                drop_duplicates=args.drop_duplicates)
 
 
 def _fit_kwargs(args) -> dict:
@@ -562,7 +607,9 @@ def cmd_fit(args) -> int:
 
         print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
     elif args.format == "csv":
-        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo else False)))
+        from bayesrank.results.summary import has_elo
+
+        sys.stdout.write(csv_text(result.leaderboard(args.level, view if args.elo and has_elo(result.tree) else False)))
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
@@ -592,7 +639,7 @@ def cmd_update(args) -> int:
     result = saved.update(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
                           covariates=_columns(args.covariates) if args.covariates is not None else None,
                           contrasts=_columns(args.contrasts) if args.contrasts is not None else None, by=args.by,
-                          **running)
+                          drop_duplicates=args.drop_duplicates, **running)
     write_outputs(result, args.out, args.level, args.force)
     done = result.diagnostics["update"]
     if args.format == "json":
@@ -717,18 +764,23 @@ def cmd_evaluate(args) -> int:
 
 
 def check_out(out: Path, force: bool) -> None:
-    """Refuse an ``--out`` that cannot hold the outputs, before any work is done."""
-    if out.exists() and not out.is_dir():
+    """Claim ``--out`` for this run before any work is done (:func:`bayesrank.output.atomic.reserve`):
+    refused when it is a file, holds outputs (without ``--force``), is being written by another
+    run, or cannot be made (a dangling link, a file on its path, no permission)."""
+    try:
+        is_file = out.exists() and not out.is_dir()
+    except OSError:
+        is_file = False  # reserve() says why the path is unusable
+    if is_file:
         raise OutputError(f"--out {out} is a file, not a directory; choose a directory for {', '.join(OUTPUTS)}.")
-    existing = [name for name in OUTPUTS if (out / name).exists()]
-    if existing and not force:
-        raise OutputError(f"{out} already holds {', '.join(existing)}; pass --force to replace them, or choose "
-                          "another --out.")
-    probe = out
-    while not probe.exists():
-        probe = probe.parent
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write to {out}: {probe} is not writable; choose a writable directory.")
+    try:
+        reserve([out / name for name in OUTPUTS], force)
+    except OutputError as err:
+        if "already exist" in str(err):
+            existing = [name for name in OUTPUTS if os.path.lexists(out / name)]
+            raise OutputError(f"{out} already holds {', '.join(existing)}; pass --force to replace them, or choose "
+                              "another --out.") from None
+        raise
 
 
 def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, elo=None) -> list[Path]:
@@ -753,20 +805,6 @@ def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, e
     return replaced
 
 
-def csv_text(frame, **kwargs) -> str:
-    """A table as CSV text with every text cell that a spreadsheet would run as a formula
-    (starting with = + - @, a tab or a carriage return) prefixed with a single quote."""
-    def escape(value):
-        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
-    safe = frame.copy()
-    for col in safe.columns:
-        if safe[col].dtype == object or str(safe[col].dtype) in ("str", "string"):
-            safe[col] = safe[col].astype(object).map(escape)
-    buffer = io.StringIO()
-    safe.to_csv(buffer, index=False, **kwargs)
-    return buffer.getvalue()
-
-
 #: How each interval method is named in the table's header.
 INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": "bootstrap percentile",
                   "posterior": "posterior", "none": "no"}
@@ -775,7 +813,12 @@ INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": 
 def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
     """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
     Elo ratings, rank sets, fragility, style effects and per-category boards)."""
+    from bayesrank.results.estimates import too_few_draws
+    from bayesrank.results.summary import has_elo
+
     extra = extra or {}
+    no_elo = elo is not None and not has_elo(result.tree)
+    elo = None if no_elo else elo
     board = result.leaderboard(level, elo if elo is not None else False)
     if styled is not None:
         board = board.join(styled.set_index("name")[["rank_unadjusted", "rank_change"]], on="name")
@@ -805,6 +848,13 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
     if elo is not None:
         anchor = f", {elo.anchor} = {elo.offset:g}" if elo.anchor else f", average model = {elo.offset:g}"
         lines.insert(-1, f"Elo = {elo.scale:.1f} x score{anchor}; {result.framework.scale_note}")
+    if no_elo:
+        lines.insert(-1, f"no Elo ratings: {result.framework.scale_note}")
+    if result.method == "nuts":
+        d = result.diagnostics
+        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
+                         f"{d.get('max_rhat', float('nan')):.3f}, bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
+                         f"{d.get('divergences')} divergences")
     cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
             *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
@@ -817,6 +867,14 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
         lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
                   f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
                   judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
+    if "gamma" in result.framework.reported() and not hja:
+        lines += ["", f"judges: discrimination γ_k ({kind}; lower_log/upper_log: the interval on the log scale)",
+                  result.judges(level).to_string(index=False, float_format=lambda v: f"{v:.3f}")]
+    if result.data.judges is not None:
+        shares = result.verdict_shares()[["judge", "n", "a", "b", "tie", "odds_ratio", "follows_position"]]
+        lines += ["", "verdict shares: a = the answer shown first, b = shown second; odds_ratio = the judge's odds "
+                      "of picking the first answer over the median other judge's",
+                  shares.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
     if "rank_sets" in extra:
         rs = extra["rank_sets"]
         lines.append(f"\nrank_set: simultaneous {pct} rank sets (every rank covered at once; critical value "
@@ -829,6 +887,9 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
                      "accounted for):")
         for e in extra["style"]["effects"]:
             who = f" [{e['judge']}]" if "judge" in e else ""
+            if e["estimate"] is None or e.get("se") is None:
+                lines.append(f"  {e['contrast']}{who}: not estimated (see the warnings)")
+                continue
             lines.append(f"  {e['contrast']}{who}: {e['estimate']:.4f} (se {e['se']:.4f}, "
                          f"{pct} {e['lower']:.4f} to {e['upper']:.4f})")
     if "categories" in extra:
@@ -840,6 +901,8 @@ def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=Non
             shown = group.head(top) if top else group
             lines.append(shown.drop(columns="category").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     lines += [f"warning: {w}" for w in result.warnings]
+    missing = too_few_draws(result.tree, level)
+    lines += [f"warning: {missing}"] if missing else []
     return "\n".join(lines)
 
 
@@ -871,11 +934,10 @@ def cmd_demo(args) -> int:
     from bayesrank.model.paired import Davidson
     from bayesrank.report import Report
     from bayesrank.results.fit import fit
-    from bayesrank.results.io import check_target
 
     for method in ("map", "nuts"):
         check_out(args.out / f"davidson-k1-{method}", args.force)
-    check_target(args.out / "report.html", args.force)
+    reserve([args.out / "report.html"], args.force)
     data = load_dataset("arena-2024")
     model = Davidson(k_tie=1)
     fits = {}
@@ -895,10 +957,13 @@ def cmd_demo(args) -> int:
 
 def cmd_gars(args) -> int:
     from bayesrank import gars
+    from bayesrank.model.scoring import scheme_of
     from bayesrank.results.fit import Fit
 
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if args.both_bad_ties is None and scheme_of(args.scheme).n_categories == 4:
+        args.both_bad_ties = False  # both-bad ties are a category of their own in this scheme
     data = _load(args)
     if args.fit is not None and (args.model or args.counts_only):
         raise BayesrankError("--fit, --model and --counts-only each name the source of the GARS; pass one of them.")
@@ -907,18 +972,18 @@ def cmd_gars(args) -> int:
                                 framework=framework_from_text(args.model) if args.model else None,
                                 counts_only=args.counts_only, n_draws=args.draws, random_seed=args.seed)
     else:
-        if not args.fit.is_file():
-            raise BayesrankError(f"--fit {args.fit} is not a file; write one with 'bayesrank fit DATA ... --out DIR'.")
         fitted = Fit.load(args.fit)
-        if set(fitted.items) != set(data.items) or fitted.data.n_comparisons != data.n_comparisons:
-            raise BayesrankError(f"--fit {args.fit} was fitted to other data ({fitted.data!r}), not to {args.data}.")
+        if fitted.data.cells_digest() != data.cells_digest():
+            raise BayesrankError(f"--fit {args.fit} was fitted to other data ({fitted.data!r}) than {args.data} "
+                                 f"({data!r}): its ranking is not {args.data}'s; fit {args.data} first "
+                                 "('bayesrank fit DATA ... --out DIR') or pass the data it was fitted to.")
         result = gars.from_fit(fitted, args.score, args.scheme, context_weights=args.context_weights,
                                n_draws=args.draws, random_seed=args.seed)
     table = result.table(args.level)
     if args.format == "json":
         print(json.dumps(result.to_json(args.level)))
     elif args.format == "csv":
-        table.to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(table))
     else:
         kind = "Wald (delta method)" if result.interval == "wald" else "posterior"
         lines = [f"GARS {args.score} ({args.scheme}) of the {result.source}: {len(result.items)} items, "
@@ -930,14 +995,32 @@ def cmd_gars(args) -> int:
     return 0
 
 
+def _check_policy_out(args) -> None:
+    """``--policy-out``: never the input records, and claimed (existing only with --force) before the work."""
+    if args.budget is None:
+        raise ModelSpecError("--policy-out writes the labelling policy, which needs --budget.")
+    target = args.policy_out
+    try:
+        same = args.data != "-" and target.exists() and Path(args.data).exists() and os.path.samefile(target, args.data)
+    except OSError:  # either cannot be looked at: the claim below says why for the output
+        same = False
+    if same:
+        raise OutputError(f"--policy-out {target} is the input file {args.data}; choose another file (it is "
+                          "never replaced, even with --force).")
+    reserve([target], args.force)
+
+
 def cmd_dml(args) -> int:
     from bayesrank.dml import dmlrank, read_records
     from bayesrank.model.scoring import scheme_of
+    from bayesrank.output.tables import write_csv
 
     if args.top < 0:
         raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     if args.folds < 1:
         raise BayesrankError(f"--folds must be a positive number, got {args.folds}.")
+    if args.policy_out is not None:
+        _check_policy_out(args)
     records = read_records(args.data, features=_columns(args.features), judge_probs=_columns(args.judge_probs),
                            context=args.context, propensity=args.propensity,
                            n_categories=scheme_of(args.scheme).n_categories, format=args.data_format)
@@ -945,16 +1028,13 @@ def cmd_dml(args) -> int:
                      pi_clip=args.pi_clip, level=args.level, budget=args.budget, floor=args.floor,
                      random_seed=args.seed)
     if args.policy_out is not None and result.policy is not None:
-        try:
-            result.policy.table.to_csv(args.policy_out, index=False)
-        except OSError as err:
-            raise BayesrankError(f"cannot write {args.policy_out}: {err.strerror or err}.") from None
+        write_csv(result.policy.table, args.policy_out, overwrite=args.force)
     if args.format == "json":
         print(json.dumps(result.to_json()))
         return 0
     table = result.table()
     if args.format == "csv":
-        table.to_csv(sys.stdout, index=False)
+        sys.stdout.write(csv_text(table))
         return 0
     d = result.diagnostics
     lines = [f"DMLRank {args.score} ({args.scheme}): {result.n_contexts} contexts, {result.n_labels} labels, "
@@ -978,35 +1058,93 @@ COMMANDS = {"fit": cmd_fit, "update": cmd_update, "diff": cmd_diff, "evaluate": 
             "gars": cmd_gars, "dml": cmd_dml}
 
 
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind (releasing claims, removing temporary files), then exit 143."""
+
+
+def _terminate(signum, frame):
+    note_signal(signum)
+    raise _Terminated()
+
+
+def _interrupt(signum, frame):
+    note_signal(signum)
+    raise KeyboardInterrupt()
+
+
+#: Exit code and word of each signal the CLI handles.
+_SIGNALLED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    forget_signals()
+    previous = {signum: _install(signum, handler) for signum, handler in ((signal.SIGTERM, _terminate),
+                                                                         (signal.SIGINT, _interrupt))}
+    stdout = sys.stdout
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(command_of(argv)).parse_args(argv)
         args.argv = argv
-        with warnings.catch_warnings():
+        if getattr(args, "format", "table") == "table":  # text for people: names cannot drive the terminal
+            sys.stdout = TerminalStream(stdout)
+        with warnings.catch_warnings(), _progress_setting(args):
             warnings.simplefilter("ignore")
             code = COMMANDS[args.command](args)
         sys.stdout.flush()
+        if noted_signal() is not None:  # a library swallowed the signal: the run still ends as it asked
+            code, word = _SIGNALLED[noted_signal()]
+            print(f"bayesrank: {word}", file=sys.stderr)
         return code
     except (BayesrankError, _UsageError) as err:
-        print(f"bayesrank: error: {err}" if isinstance(err, BayesrankError) else str(err), file=sys.stderr)
+        if noted_signal() is not None:  # the error of work a signal stopped: the signal is the news
+            code, word = _SIGNALLED[noted_signal()]
+            print(f"bayesrank: {word}", file=sys.stderr)
+            return code
+        text = one_line(err)
+        print(f"bayesrank: error: {text}" if isinstance(err, BayesrankError) else text, file=sys.stderr)
         return 2
     except BrokenPipeError:
         _silence_stdout()
         return 141
-    except KeyboardInterrupt:
-        print("bayesrank: interrupted", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, _Terminated):  # (a library may turn one into the other)
+        code, word = _SIGNALLED[noted_signal() or signal.SIGINT]
+        print(f"bayesrank: {word}", file=sys.stderr)
+        return code
     except Exception as err:  # an internal error: one line, the traceback on request
         if debug:
             traceback.print_exc()
-        line = " ".join(str(err).split())[:200]
-        print(f"bayesrank: internal error: {type(err).__name__}: {line} — please report it with the command "
-              f"line at {REPORT}" + ("" if debug else " (rerun with --debug for the traceback)"), file=sys.stderr)
+        line = one_line(" ".join(str(err).split())[:200])
+        print(f"bayesrank: internal error: {type(err).__name__}: {line} — please report it with the command line at "
+              f"{REPORT}" + ("" if debug else " (rerun with --debug for the traceback)"), file=sys.stderr)
         return 1
+    finally:
+        sys.stdout = stdout
+        release_reserved()
+        for signum, handler in previous.items():
+            _install(signum, handler)
+
+
+def _install(signum, handler):
+    """Set a signal handler where Python allows it (the main thread); the previous one."""
+    try:
+        return signal.signal(signum, handler)
+    except (ValueError, TypeError):
+        return None
+
+
+def _progress_setting(args):
+    """Progress bars as ``--progress`` / ``--no-progress`` say; without either, off under
+    ``--format json`` (a pipeline) and otherwise when stderr is a terminal
+    (:mod:`bayesrank.progress`)."""
+    from bayesrank import progress
+
+    show = getattr(args, "progress", None)
+    if show is None and getattr(args, "format", None) == "json":
+        show = False
+    return progress.showing(show)
 
 
 def _silence_stdout() -> None:

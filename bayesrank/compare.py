@@ -30,10 +30,11 @@ from arviz_stats.loo import SamplingWrapper
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
+from bayesrank import progress
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import BayesrankError
 from bayesrank.inference.structure import cell_arrays, structure_of
-from bayesrank.model.framework import OBSERVED
+from bayesrank.model.framework import OBSERVED, Framework
 from bayesrank.results.fit import Fit, fit as fit_framework
 
 #: Pareto k̂ above which PSIS-LOO is not trusted for a cell (Vehtari et al. 2024).
@@ -190,7 +191,8 @@ def compare(fits: Mapping[str, Fit], *, refit: str | None = "auto", loos: Mappin
         raise BayesrankError("compare needs at least two fits.")
     names = list(fits)
     _check_same_observations(fits)
-    results = {name: (loos or {}).get(name) or loo(fits[name], refit=refit, label=name) for name in names}
+    results = {name: (loos or {}).get(name) or loo(fits[name], refit=refit, label=name)
+               for name in progress.track(names, "leave-one-out per model")}
     order = sorted(names, key=lambda name: -results[name].elpd)
     weights = dict(zip(order, stacking_weights(np.column_stack([results[name].elpd_i for name in order]))))
     best = order[0]
@@ -271,6 +273,22 @@ def _cells_named(fit: Fit, cells: np.ndarray, shown: int = 4) -> str:
     return ", ".join(names) + (f", … (+{cells.size - shown} more)" if cells.size > shown else "")
 
 
+def check_comparable(frameworks: Mapping[str, Framework], data: Comparisons) -> None:
+    """Refuse, before anything is fitted, models that :func:`compare` would refuse after sampling:
+    models whose likelihoods score different observations of ``data`` (each framework's cells,
+    :meth:`~bayesrank.model.framework.Framework.prepare`, which also raises for data a framework
+    cannot fit).
+
+    Raises
+    ------
+    BayesrankError
+        Fewer than two models, or two that score different observations (the reason is named).
+    """
+    if len(frameworks) < 2:
+        raise BayesrankError("compare needs at least two models.")
+    _refuse_different_cells(frameworks, {name: fw.prepare(data) for name, fw in frameworks.items()})
+
+
 def _check_same_observations(fits: Mapping[str, Fit]) -> None:
     names = list(fits)
     first = fits[names[0]]
@@ -279,13 +297,20 @@ def _check_same_observations(fits: Mapping[str, Fit]) -> None:
             raise BayesrankError(f"{name} is a {fits[name].method.upper()} fit; compare needs NUTS fits "
                                  "(method='nuts').")
     for name in names[1:]:
-        other = fits[name]
-        if not _same_cells(first.data, other.data):
+        if not _same_cells(first.data, fits[name].data):
             raise BayesrankError(f"{names[0]} and {name} were fitted to different data; their ELPDs "
                                  "score different observations and cannot be compared.")
-        a, b = first.model_data, other.model_data
+    _refuse_different_cells({name: fit.framework for name, fit in fits.items()},
+                            {name: fit.model_data for name, fit in fits.items()})
+
+
+def _refuse_different_cells(frameworks: Mapping[str, Framework], cells: Mapping[str, Comparisons]) -> None:
+    """Raise when two models' likelihoods see different cells or counts (another tie convention)."""
+    names = list(frameworks)
+    for name in names[1:]:
+        a, b = cells[names[0]], cells[name]
         if not (_same_cells(a, b) and np.array_equal(a.counts(), b.counts())):
-            why = _convention(first.framework, other.framework)
+            why = _convention(frameworks[names[0]], frameworks[name])
             raise BayesrankError(f"{names[0]} and {name} score different observations ({why}); "
                                  "their ELPDs cannot be compared — compare models with the same tie convention.")
 

@@ -1,4 +1,5 @@
-"""Model evaluation exactly as the leaderbot paper (digest ``seed-leaderbot.md`` §3.3–§3.5),
+"""Model evaluation exactly as the leaderbot paper ("A Statistical Framework for Ranking
+LLM-Based Chatbots", App. D.2–D.4),
 with corrected information criteria. (Leave-one-out comparison: :mod:`bayesrank.compare`.)
 
 Goodness of fit (paper App. D.3) on a set of cells E (pairs, for pair-aggregated data such

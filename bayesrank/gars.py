@@ -2,7 +2,7 @@
 
 A GARS is a known function F of the pairwise outcome probabilities μ_jkc = P(category c |
 item j shown first, item k second), averaged over contexts: θ = E_X[F(μ(X))] (Frauen et al.,
-digest ``seed-dmlrank.md`` §1.3–1.5). It is the common currency of this package: any fit (a
+"Nonparametric LLM Evaluation from Preference Data", §4.2 and App. C). It is the common currency of this package: any fit (a
 Davidson model, a judge-aware model, a saturated model of the raw counts) implies μ for every
 pair, and F turns it into scores on one scale, whatever the fit's native parameters.
 
@@ -49,6 +49,8 @@ from pytensor.gradient import jacobian as _pt_jacobian
 from pytensor.gradient import pushforward
 from scipy.stats import norm
 
+from bayesrank import progress
+from bayesrank.data import bothbad
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError
@@ -489,7 +491,7 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
         j, k = np.nonzero(1 - np.eye(K, dtype=int))
         G = np.zeros((K, theta.size))
         per_ctx = len(j)
-        for c in range(len(ctx)):
+        for c in progress.track(range(len(ctx)), f"GARS {score}: Jacobian of F per context"):
             JF = jacobian(mu[c:c + 1], score, scheme, graph)[0][:, j, k, :]  # (K, pairs, 3)
             G += weights[c] * np.einsum("dpo,pon->dn", JF, dprobs[c * per_ctx:(c + 1) * per_ctx])
         cov = G @ theta_cov @ G.T
@@ -503,7 +505,7 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
     keep = np.linspace(0, total - 1, min(n_draws, total)).astype(int)
     out = []
     step = max(1, BATCH // max(1, len(cells["item_a"]) // 64))
-    for start in range(0, len(keep), step):
+    for start in progress.track(range(0, len(keep), step), f"GARS {score}: F of the posterior draws"):
         idx = keep[start:start + step]
         p = np.exp(structure.log_probs({v: x[idx] for v, x in nat.items()}, cells, draws=True))
         out.append(_weighted(functional(_pair_tensor(p, K), score, scheme, graph), weights))
@@ -563,7 +565,12 @@ def from_counts(data, score: str = "borda", scheme: str | Scheme = "win-loss-tie
     score, scheme = _check_score(score), scheme_of(scheme)
     if method not in ("map", "posterior"):
         raise BayesrankError(f"method must be 'map' or 'posterior', got {method!r}.")
-    data = data if isinstance(data, Comparisons) else load(data)
+    data = data if isinstance(data, Comparisons) else load(data, both_bad_as_ties=False if scheme.n_categories == 4
+                                                             else None)
+    if scheme.n_categories == 4 and bothbad.convention(data.dropped, data.notes) == bothbad.ARENA:
+        raise BayesrankError(f"tie weights {scheme.name!r} keep 'tie (bothbad)' apart, but these data count them as "
+                             "ties (the Arena convention of battle records); read them with both_bad_as_ties=False "
+                             "(CLI: --no-both-bad-ties).")
     pc = pair_counts(data, scheme.n_categories, by_judge)
     graph = saturated_graph(pc)
     weights = pc.context_weights()

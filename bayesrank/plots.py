@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
+from bayesrank.output.figures import Figure
 
+from bayesrank.arena_plots import plot_matrix
 from bayesrank.results import hja
 from bayesrank.results.leaderboard import leaderboard, scores
 
@@ -125,14 +126,10 @@ def plot_rank_probabilities(fit, top: int | None = 20) -> Figure:
 
 
 def plot_match_probabilities(matrix: pd.DataFrame, label: str = "P(row beats column) + ½ P(tie)") -> Figure:
-    """Heat map of one matrix of :func:`bayesrank.results.matches.match_probabilities`."""
-    n = len(matrix)
-    fig, ax = _fig(0.28 * n + 3, 0.25 * n + 2)
-    im = ax.imshow(matrix.to_numpy(), cmap="RdBu_r", vmin=0, vmax=1, aspect="auto")
-    ax.set_yticks(range(n), list(matrix.index), fontsize=7)
-    ax.set_xticks(range(n), list(matrix.columns), fontsize=7, rotation=90)
-    fig.colorbar(im, ax=ax, label=label)
-    return fig
+    """Heat map of one matrix of :func:`bayesrank.results.matches.match_probabilities`: diverging
+    colours centred at 0.5, numbers in the cells of a matrix small enough to hold them
+    (:func:`bayesrank.arena_plots.plot_matrix`; pass the top of a large one)."""
+    return plot_matrix(matrix, label, center=0.5)
 
 
 def plot_observed_predicted(fit) -> Figure:

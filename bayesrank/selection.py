@@ -1,4 +1,5 @@
-"""Choosing the rank r of an HJA model (digest ``seed-hja.md`` §4): K-fold cross-validation of
+"""Choosing the rank r of an HJA model ("Heterogeneous Judge-Aware Ranking…",
+App. C.1): K-fold cross-validation of
 the held-out log-likelihood (the paper's method on real data), BIC, or PSIS-LOO of NUTS fits.
 
 ``cv``
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from bayesrank import progress
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import DataError, ModelSpecError
@@ -232,17 +234,18 @@ def _cross_validate(framework, data, ranks, folds, seed):
     losses = {r: [] for r in ranks}
     failed = {r: False for r in ranks}
     notes = []
-    for f, (train, test) in enumerate(record_folds(data, folds, seed)):
-        for r in ranks:
-            if failed[r]:
-                continue
-            result = fit(replace(framework, rank=r), train, n_draws=200, random_seed=seed)
-            if not result.converged:
-                failed[r] = True
-                notes.append(f"rank {r} was discarded: its fit did not converge on fold {f + 1} "
-                             f"({'; '.join(result.warnings[-1:]) or 'no further detail'})")
-                continue
-            losses[r].append(record_losses(result.framework, result.tree, test))
+    steps = [(f, train, test, r) for f, (train, test) in enumerate(record_folds(data, folds, seed)) for r in ranks]
+    for f, train, test, r in progress.track(steps, f"rank selection: {folds}-fold cross-validation of ranks "
+                                                   f"{min(ranks)}-{max(ranks)}"):
+        if failed[r]:
+            continue
+        result = fit(replace(framework, rank=r), train, n_draws=200, random_seed=seed)
+        if not result.converged:
+            failed[r] = True
+            notes.append(f"rank {r} was discarded: its fit did not converge on fold {f + 1} "
+                         f"({'; '.join(result.warnings[-1:]) or 'no further detail'})")
+            continue
+        losses[r].append(record_losses(result.framework, result.tree, test))
     rows = []
     for r in ranks:
         if failed[r]:
@@ -257,7 +260,7 @@ def _cross_validate(framework, data, ranks, folds, seed):
 
 def _bic(framework, data, ranks, prepared):
     rows, notes = [], []
-    for r in ranks:
+    for r in progress.track(ranks, "rank selection: a fit per rank (BIC)"):
         result = fit(replace(framework, rank=r), data, n_draws=200)
         d_r = heterogeneity_dof(r, prepared.n_judges, prepared.n_items)
         bad = not result.converged
@@ -270,7 +273,7 @@ def _bic(framework, data, ranks, prepared):
 
 def _loo(framework, data, ranks, kwargs):
     rows, notes = [], []
-    for r in ranks:
+    for r in progress.track(ranks, "rank selection: a NUTS fit per rank (PSIS-LOO)"):
         result = fit(replace(framework, rank=r), data, method="nuts", **kwargs)
         res = loo(result, refit=None, label=f"rank {r}")
         k = np.asarray(res.pareto_k).ravel()

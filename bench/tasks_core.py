@@ -43,14 +43,14 @@ def _child(cmd, env) -> dict:
             "stderr": proc.stderr[-2000:] if proc.returncode else ""}
 
 
-def task_processes(precompile: bool = True, later: int = 5, leaderbot: bool = True, cache: str | None = None) -> dict:
+def task_processes(precompile: bool = False, later: int = 5, leaderbot: bool = True, cache: str | None = None) -> dict:
     """A fresh install's first ``bayesrank fit`` and later processes, against leaderbot's script.
 
-    An empty PyTensor compile cache (``base_compiledir`` a new folder; numba's cache lives in
-    it); ``precompile``: ``bayesrank precompile`` first (what ``make install`` runs; timed
-    apart, not counted). Then the first whole-process fit, and ``later`` more, each followed
-    by leaderbot's load + train script in its own process (interleaved, same pinned threads).
-    ``cache``: use that (already precompiled) cache folder instead, and keep it.
+    An empty PyTensor compile cache (``base_compiledir`` a new folder); ``precompile``: the
+    install step ``bayesrank precompile`` of code that still has one (timed apart, not
+    counted). Then the first whole-process fit, and ``later`` more, each followed by
+    leaderbot's load + train script in its own process (interleaved, same pinned threads).
+    ``cache``: use that cache folder instead, and keep it.
     """
     given = cache is not None
     cache = Path(cache) if given else Path(tempfile.mkdtemp(prefix="bayesrank-cache-"))
@@ -81,7 +81,7 @@ def _summarise_fit(run):
     try:
         d = json.loads(run["stdout"].splitlines()[0])
         return {"wall": run["wall"], "cpu": run["cpu"], "nll": d["nll"], "converged": d["converged"],
-                "compile_seconds": d["diagnostics"]["compile_seconds"], "fit_seconds": d["diagnostics"]["seconds"]}
+                "compile_seconds": d["diagnostics"].get("compile_seconds"), "fit_seconds": d["diagnostics"]["seconds"]}
     except (ValueError, IndexError, KeyError):
         return {"wall": run["wall"], "cpu": run["cpu"], "error": run["stderr"] or run["stdout"][-500:]}
 
@@ -127,12 +127,11 @@ def task_warm(repeats: int = 15) -> dict:
 
     import bayesrank as br
     import plain
-    from bayesrank.inference import backend
 
     data = _arena()
     bt, k0, k1 = br.BradleyTerry(ties="half"), br.Davidson(k_tie=0), br.Davidson(k_tie=1)
-    for fw in (bt, k0, k1):  # compile, and refits until the log-density is on the hot tier
-        for _ in range(backend.JIT_AFTER + 1):
+    for fw in (bt, k0, k1):  # compile (and, for code with compile tiers, refits until the last tier)
+        for _ in range(_warm_up_fits()):
             br.fit(fw, data)
     out = {"variant": "baseline" if BASELINE else "current"}
     # before / after: ours alone, the same loop in both variants (peers would load the machine)
@@ -178,7 +177,7 @@ def task_warm(repeats: int = 15) -> dict:
     out["k1"] = {"ours": res["ours"]["times"]}
     out["k1_nll"] = res["ours"]["last"].nll
     out["k1_diagnostics"] = {k: res["ours"]["last"].diagnostics.get(k) for k in
-                             ("converged", "iterations", "newton_iterations", "compile_seconds")}
+                             ("converged", "iterations", "optimiser", "newton_iterations", "compile_seconds")}
     if not BASELINE:
         import leaderbot as lb
 
@@ -197,6 +196,49 @@ def task_warm(repeats: int = 15) -> dict:
 
 #: Seconds of sleep before each call of the ``after_idle`` measurement of :func:`task_warm`.
 IDLE_PAUSE = 0.3
+
+
+def _warm_up_fits() -> int:
+    """Fits before a model counts as warm: 2 (build and compile, then one more), or, for code that
+    still had compile tiers (the baseline of an engine comparison), enough to reach its last tier."""
+    try:
+        from bayesrank.inference import backend
+
+        return getattr(backend, "JIT_AFTER", 1) + 1
+    except ImportError:
+        return 2
+
+
+#: The everyday models (issue 43): arena-2024 unless a judge dataset is named.
+EVERYDAY = (
+    ("bt", "BradleyTerry(ties='half')", "arena-2024"),
+    ("bt-drop", "BradleyTerry(ties='drop')", "arena-2024"),
+    ("davidson-k0", "Davidson(k_tie=0)", "arena-2024"),
+    ("davidson-k1", "Davidson(k_tie=1)", "arena-2024"),
+    ("rao-kupper-k0", "RaoKupper(k_tie=0)", "arena-2024"),
+    ("rao-kupper-k1", "RaoKupper(k_tie=1)", "arena-2024"),
+    ("judge-aware", "JudgeAware()", "mtbench-judges"),
+    ("judge-aware-davidson", "JudgeAware(ties='davidson')", "mtbench-judges"),
+    ("hja-r1", "HJA(rank=1)", "mtbench-judges"),
+    ("hja-r2", "HJA(rank=2)", "mtbench-judges"),
+)
+
+
+def task_everyday(repeats: int = 9) -> dict:
+    """Warm MAP fits with default intervals of the everyday models, the same loop in every variant
+    (``current`` and ``baseline``: run.py interleaves the variants' processes): median and minimum
+    of ``repeats`` fits after :func:`_warm_up_fits`, and each fit's NLL."""
+    import bayesrank as br
+
+    out = {"variant": "baseline" if BASELINE else "current", "models": {}}
+    for name, spec, dataset in EVERYDAY:
+        fw, data = eval(f"br.{spec}"), br.load(dataset)  # noqa: S307 - our own table above
+        for _ in range(_warm_up_fits()):
+            fit = br.fit(fw, data)
+        times = [timed(lambda: br.fit(fw, data))[0] for _ in range(repeats)]
+        out["models"][name] = {"spec": spec, "dataset": dataset, "seconds": summary(times), "nll": fit.nll,
+                               "converged": bool(fit.converged)}
+    return out
 
 
 def _after_pause(fn) -> float:
@@ -255,12 +297,15 @@ def _bt_peers(data):
 
 
 # ====================================================================== many items
-def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, repeats: int = 3) -> dict:
+def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, repeats: int = 3,
+                 ties: str = "drop") -> dict:
     """Synthetic Bradley–Terry with m items (random pairs, ``pairs_per_item`` × m of them,
     ``per_pair`` comparisons each): a warm MAP fit with intervals (median wall and CPU seconds of
     ``repeats`` after a first, compiling fit), the leaderboard and the JSON, this process's peak
     RSS (measured before any peer runs), whether the tree holds an item × item array; peers on
-    the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items)."""
+    the same counts: evalica BT and choix ILSR (dense counts, up to 5,000 items). ``ties``: the
+    framework's ties option — ``"drop"`` fits with Wald intervals, ``"half"`` (the default
+    framework) with its default, the sandwich."""
     import choix
     import evalica
     import numpy as np
@@ -278,7 +323,7 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
     wins = rng.binomial(per_pair, p)
     names = np.array([f"m{k:05d}" for k in range(m)], dtype=object)
     data = br.Comparisons.from_cells(names[a], names[b], wins, per_pair - wins)
-    fw = br.BradleyTerry(ties="drop")
+    fw = br.BradleyTerry(ties=ties)
     rss0 = maxrss_mib()
     t_first, fit = timed(lambda: br.fit(fw, data))
     walls, cpus = [], []
@@ -315,7 +360,8 @@ def task_scaling(m: int = 2000, pairs_per_item: int = 10, per_pair: int = 100, r
         peer = summary(timed(lambda: choix.ilsr_pairwise_dense(comp, max_iter=1000, tol=1e-10))[0]
                        for _ in range(repeats))
     ev = ev - ev.mean()
-    return {"m": m, "cells": data.n_cells, "first_seconds": t_first, "warm": summary(walls), "warm_cpu": summary(cpus),
+    return {"m": m, "ties": ties, "interval_method": fit.interval_method, "cells": data.n_cells,
+            "first_seconds": t_first, "warm": summary(walls), "warm_cpu": summary(cpus),
             "leaderboard_seconds": t_board, "leaderboard_cpu": cpu_board, "json_seconds": t_json,
             "evalica_bt": evalica_times, "choix_ilsr": peer,
             "evalica_max_abs_diff": float(np.max(np.abs(ev - (s_hat - s_hat.mean())))),
@@ -392,46 +438,43 @@ def task_rhat_floor(chains: int = 2, draws: int = 1000, parameters: int = 387, r
 
 
 # ====================================================================== the paper's 30 models
-def task_grid(ids: str = "1-30") -> dict:
-    """Table D.1 models by MAP on arena-2024: the first fit, the second (the log-density still on
-    the cheap tier) and the warm fit — as ``warm``'s, the steady state once the model has moved to
-    the compiled tier after ``backend.JIT_AFTER`` reuses (median of 2); converged, intervals for
-    every reported variable."""
+def task_grid(ids: str = "1-30", restarts: int = 0) -> dict:
+    """Table D.1 models by MAP on arena-2024, each model's fits in one process: the first fit
+    (building and compiling included) and a warm one; NLL against the paper's table and against
+    the previous engine's (``bench/results/d1-previous-engine.jsonl``: the engine this one replaced,
+    as committed in ``models/arena-2024/d1-results.jsonl`` at 7cb4773), converged by the KKT conditions, intervals for every reported variable. With
+    ``restarts`` the warm fit runs that many more starts of a non-concave model."""
     import numpy as np
 
     import bayesrank as br
-    from bayesrank.inference import backend
     from bayesrank.papers import LEADERBOT_D1, leaderbot_model
 
+    before = {}
+    for line in (ROOT / "bench" / "results" / "d1-previous-engine.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if isinstance(row.get("id"), int):
+            before[row["id"]] = row["nll"]
     lo, _, hi = ids.partition("-")
-    chosen = range(int(lo), int(hi or lo) + 1)
     data = _arena()
     rows = []
-    for mid in chosen:
+    for mid in range(int(lo), int(hi or lo) + 1):
         fw = leaderbot_model(mid)
-        t, fit = timed(lambda: br.fit(fw, data))
+        first, _ = timed(lambda: br.fit(fw, data))
         c0 = time.process_time()
-        second = timed(lambda: br.fit(fw, data))[0]
-        second_cpu = time.process_time() - c0
-        for _ in range(backend.JIT_AFTER - 1):  # the fit that moves it to the compiled tier, untimed
-            br.fit(fw, data)
-        warm, cpu = [], []
-        for _ in range(2):
-            c0 = time.process_time()
-            warm.append(timed(lambda: br.fit(fw, data)))
-            cpu.append(time.process_time() - c0)
-        fit = warm[-1][1]
+        warm, fit = timed(lambda: br.fit(fw, data, restarts=restarts))
+        cpu = time.process_time() - c0
         reported = [np.asarray(fit.tree["estimate"][f"{v}_se"].values) for v in fw.reported()
                     if f"{v}_se" in fit.tree["estimate"]]
-        rows.append({"id": mid, "label": fw.label, "first_seconds": t, "second_seconds": second,
-                     "second_cpu_seconds": second_cpu, "warm_seconds": summary(w[0] for w in warm)["median"],
-                     "warm_cpu_seconds": summary(cpu)["median"],
-                     "nll": fit.nll, "paper_nll": LEADERBOT_D1[mid][1], "converged": fit.converged,
+        d = fit.diagnostics
+        rows.append({"id": mid, "label": fw.label, "restarts": restarts, "first_seconds": first,
+                     "warm_seconds": warm, "warm_cpu_seconds": cpu, "nll": fit.nll,
+                     "paper_nll": LEADERBOT_D1[mid][1], "previous_nll": before.get(mid),
+                     "loglik_gain": (before[mid] - fit.nll) * fit.n_comparisons if mid in before else None,
+                     "converged": fit.converged,
                      "intervals": bool(reported and all(np.all(np.isfinite(r)) for r in reported)),
-                     "n_params": fit.n_params, "iterations": fit.diagnostics["iterations"],
-                     "newton_iterations": fit.diagnostics["newton_iterations"],
-                     "grad_norm": fit.diagnostics["grad_norm"],
-                     "min_information_eigenvalue": fit.diagnostics["min_information_eigenvalue"]})
+                     "n_params": fit.n_params, "iterations": d["iterations"], "optimiser": d.get("optimiser"),
+                     "grad_norm": d["grad_norm"], "min_information_eigenvalue": d["min_information_eigenvalue"],
+                     "start_nlls": d.get("start_nlls"), "warnings": len(fit.warnings)})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress of a long run
     return {"models": rows}
 
@@ -497,15 +540,18 @@ def task_processes_cold(later: int = 0) -> dict:
     return task_processes(precompile=False, later=later, leaderbot=False)
 
 
-TASKS = {"processes": task_processes, "processes-cold": task_processes_cold, "imports": task_imports, "warm": task_warm, "scaling": task_scaling,
-         "nuts": task_nuts, "rhat-floor": task_rhat_floor, "grid": task_grid, "judge-mse-slope": task_judge_mse_slope}
+TASKS = {"processes": task_processes, "processes-cold": task_processes_cold, "imports": task_imports, "warm": task_warm,
+         "everyday": task_everyday, "scaling": task_scaling, "nuts": task_nuts, "rhat-floor": task_rhat_floor,
+         "grid": task_grid, "judge-mse-slope": task_judge_mse_slope}
 
 SUITE = [
     {"task": "imports", "quick": True},
-    {"task": "processes", "args": {"precompile": True, "later": 5}, "timeout": 7200, "quick": True},
-    {"task": "processes-cold", "timeout": 7200},
+    {"task": "processes", "args": {"later": 5}, "timeout": 7200, "quick": True},
     {"task": "warm", "args": {"repeats": 15}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
+    {"task": "everyday", "args": {"repeats": 9}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     *({"task": "scaling", "args": {"m": m}, "timeout": 3600, "quick": m <= 2000} for m in (20, 100, 500, 2000, 5000, 10000)),
+    # the default framework (ties as halves: sandwich intervals) on the same counts, beside Wald
+    *({"task": "scaling", "args": {"m": m, "ties": "half"}, "timeout": 3600, "quick": m == 2000} for m in (2000, 10000)),
     # the default (geometry-tuned: numpyro with JAX, which the bench extra installs), then each by name
     *({"task": "nuts", "args": {"sampler": None, "seed": seed}, "timeout": 3600, "quick": seed == 1}
       for seed in (1, 2)),
@@ -522,6 +568,7 @@ SUITE = [
     *({"task": "nuts", "args": {"sampler": s, "seed": seed, "geometry_tuned": True}, "timeout": 3600}
       for seed in (1, 2, 3, 4) for s in ("nutpie", "pymc", "numpyro")),
     {"task": "grid", "args": {"ids": "1-30"}, "timeout": 14400},
+    {"task": "grid", "args": {"ids": "1-30", "restarts": 4}, "timeout": 43200},
     {"task": "judge-mse-slope", "timeout": 3600},
 ]
 
@@ -604,14 +651,14 @@ def report(results: dict) -> list[str]:
                   "after centring: " + ", ".join(f"{k.removeprefix('bt_max_abs_diff_')} {v:.1e}" for k, v in r.items()
                                                  if k.startswith("bt_max_abs_diff_")) + ".", ""]
     scal = results.get("scaling") or {}
-    rows = sorted((r for rs in scal.values() for r in rs if "error" not in r), key=lambda r: r["m"])
+    rows = sorted((r for rs in scal.values() for r in rs if "error" not in r), key=lambda r: (r["m"], r.get("ties", "drop")))
     if rows:
         lines += ["### Many items: synthetic Bradley–Terry (10 random pairs per item, 100 comparisons per pair)", "",
                   "Each size in its own process (peak RSS is that process's, before any peer ran); one BLAS thread.", "",
-                  "| items | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
+                  "| items | intervals | cells | warm fit with intervals (wall / CPU) | leaderboard | JSON | evalica BT (points) "
                   "| choix ILSR (points) | first fit | peak RSS | covariance | converged | intervals | load average at the end (1 / 5 / 15 min) |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {r['m']} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['m']} | {r.get('interval_method', 'wald')} | {r['cells']} | {r['warm']['median']:.3f} s / {fmt((r.get('warm_cpu') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt(r.get('leaderboard_seconds'), '{:.3f} s')} | {fmt(r.get('json_seconds'), '{:.2f} s')} | "
                   f"{fmt((r.get('evalica_bt') or {}).get('median'), '{:.3f} s')} | "
                   f"{fmt((r.get('choix_ilsr') or {}).get('median'), '{:.3f} s')} | {r['first_seconds']:.2f} s | "
@@ -629,15 +676,35 @@ def report(results: dict) -> list[str]:
                       f"{r['seconds']:.1f} s", fmt(r.get("leapfrog_steps"), "{:.1f}"), f"{r['min_ess_bulk_all']:.0f}",
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
                       fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])
-    grid = [r for rs in (results.get("grid") or {}).values() for r in rs if "error" not in r]
-    lines += _table("Table D.1 models by MAP (warm: steady state on the compiled tier, median of 2 fits; second fit: "
-                    "the cheap tier)",
-                    ("id", "model", "free params", "warm fit", "second fit", "first fit", "NLL", "paper", "converged",
-                     "intervals"),
-                    [(r["id"], r["label"], r["n_params"], f"{r['warm_seconds']:.2f} s",
-                      fmt(r.get("second_seconds"), "{:.2f} s"), f"{r['first_seconds']:.1f} s",
-                      f"{r['nll']:.5f}", f"{r['paper_nll']:.4f}", fmt(r["converged"]), fmt(r["intervals"]))
-                     for r in (grid[-1]["models"] if grid else [])])
+    every = results.get("everyday") or {}
+    cur = [r for r in every.get("current", []) if "error" not in r]
+    base = [r for r in every.get("baseline", []) if "error" not in r]
+    if cur:
+        rows = []
+        for name in cur[-1]["models"]:
+            now = median(cur, "models", name, "seconds", "median")
+            then = median(base, "models", name, "seconds", "median") if base else None
+            r = cur[-1]["models"][name]
+            rows.append((name, f"`{r['spec']}` on {r['dataset']}", fmt(now * 1000 if now else None, "{:.1f} ms"),
+                         fmt(then * 1000 if then else None, "{:.1f} ms"),
+                         fmt(now / then if now and then else None, "{:.2f}×"), f"{r['nll']:.10f}",
+                         fmt(base[-1]["models"][name]["nll"] if base else None, "{:.10f}"), fmt(r["converged"])))
+        lines += _table("Everyday models, warm MAP with default intervals: this code against the baseline, "
+                        "in the same run (median over repeats and processes)",
+                        ("model", "fit", "now", "baseline", "now / baseline", "NLL now", "NLL baseline", "converged"),
+                        rows)
+    fitted = [m for rs in (results.get("grid") or {}).values() for r in rs if "error" not in r for m in r["models"]]
+    for restarts in sorted({m.get("restarts", 0) for m in fitted}):
+        grid = [m for m in fitted if m.get("restarts", 0) == restarts]
+        lines += _table(f"Table D.1 models by MAP on arena-2024{f', restarts={restarts}' if restarts else ''} "
+                        "(first fit: building and compiling included; warm: the second fit in the process)",
+                        ("id", "model", "free params", "optimiser", "iterations", "first fit", "warm fit", "NLL",
+                         "paper", "previous engine", "log-lik gain", "converged", "intervals"),
+                        [(m["id"], m["label"], m["n_params"], (m.get("optimiser") or {}).get("method", ""),
+                          m["iterations"], f"{m['first_seconds']:.1f} s", f"{m['warm_seconds']:.1f} s",
+                          f"{m['nll']:.10f}", f"{m['paper_nll']:.4f}", fmt(m.get("previous_nll"), "{:.10f}"),
+                          fmt(m.get("loglik_gain"), "{:+.3f}"), fmt(m["converged"]), fmt(m["intervals"]))
+                         for m in sorted(grid, key=lambda m: m["id"])])
     slope = [r for rs in (results.get("judge-mse-slope") or {}).values() for r in rs if "error" not in r]
     if slope:
         r = slope[-1]

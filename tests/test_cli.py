@@ -160,3 +160,43 @@ def test_the_cli_passes_restarts_to_map_and_refuses_them_for_nuts():
     assert _fit_kwargs(parser.parse_args(["fit", "arena-2024", "--model", "bt"]))["restarts"] == 0
     with pytest.raises(BayesrankError, match="--restarts applies to --method map"):
         _fit_kwargs(parser.parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts", "--restarts", "2"]))
+
+
+# ---------------------------------------------------------------------- mismatched inputs (issue 37)
+def test_gars_refuses_a_fit_of_other_data_with_the_same_items(tmp_path, capsys, mtbench):
+    br.fit(br.Davidson(k_tie=0), mtbench).save(tmp_path / "fit.nc")
+    other = mtbench.subset(np.arange(mtbench.n_cells) % 2 == 0)  # the same six items, other counts
+    assert set(other.items) == set(mtbench.items)
+    other.to_frame().to_csv(tmp_path / "other.csv", index=False)
+    code, _, err = run(capsys, "gars", str(tmp_path / "other.csv"), "--fit", str(tmp_path / "fit.nc"))
+    assert code == 2 and "was fitted to other data" in err
+    code, _, err = run(capsys, "gars", "mtbench-judges", "--fit", str(tmp_path / "fit.nc"), "--format", "json")
+    assert code == 0, err
+
+
+def test_compare_refuses_one_model_before_sampling(capsys):
+    # (the data do not exist: refused before anything is read or sampled)
+    for models in (["bt"], ["bt", "bt"]):
+        code, _, err = run(capsys, "compare", "no-such-data.csv", "--models", *models)
+        assert code == 2 and "no-such-data" not in err
+        assert "at least 2 models" in err or "more than once" in err
+
+
+def test_style_effects_without_an_estimate_are_said(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("model_a,model_b,winner,length\nx,y,tie,1\ny,z,model_a,2\nz,x,tie,3\n")
+    code, out, err = run(capsys, "fit", str(path), "--model", "bt", "--contrasts", "length")
+    assert code == 0, err
+    assert "length: not estimated" in out
+
+
+def test_table_output_shows_control_characters_as_escapes(tmp_path, capsys):
+    path = tmp_path / "r.parquet"
+    import pandas as pd
+
+    pd.DataFrame({"model_a": ["\x1b[2Jevil", "y", "z"], "model_b": ["y", "z", "\x1b[2Jevil"],
+                  "winner": ["model_a", "tie", "model_b"]}).to_parquet(path)
+    code, out, _ = run(capsys, "fit", str(path), "--model", "davidson")
+    assert code == 0 and "\x1b" not in out and "\\x1b[2Jevil" in out
+    code, out, _ = run(capsys, "fit", str(path), "--model", "davidson", "--format", "json")
+    assert "\\u001b[2Jevil" in out  # JSON keeps the name, escaped by JSON's own rule

@@ -142,12 +142,13 @@ def test_battles_counts_positions_and_both_bad():
     data = from_battles(df)
     assert data.items == ("x", "y")
     frame = data.to_frame().set_index("first")
-    # x shown first: 2 x-wins and 1 tie; y shown first: one y-win (a both-bad cell is kept
-    # because it has a win)
+    # x shown first: 2 x-wins and 1 tie; y shown first: one y-win and the both-bad tie, counted
+    # as a tie by default (the Arena convention of raw battle logs) and kept in its own column
     assert frame.loc["a", ["wins_a", "wins_b", "ties", "ties_bothbad"]].tolist() == [2, 0, 1, 0]
-    assert frame.loc["b", ["wins_a", "wins_b", "ties", "ties_bothbad"]].tolist() == [0, 1, 0, 1]
-    assert data.n_comparisons == 4
-    assert from_battles(df, both_bad_as_ties=True).n_comparisons == 5
+    assert frame.loc["b", ["wins_a", "wins_b", "ties", "ties_bothbad"]].tolist() == [0, 1, 1, 1]
+    assert data.n_comparisons == 5 and from_battles(df, both_bad_as_ties=True).n_comparisons == 5
+    paper = from_battles(df, both_bad_as_ties=False)  # the leaderbot paper's convention, asked for
+    assert paper.n_comparisons == 4 and sum(paper.dropped.values()) == 1
 
 
 def test_orientation_canonicalised_b_a_rows_flip_wins():
@@ -214,7 +215,7 @@ def test_round_trip_battles_csv(tmp_path):
         np.testing.assert_array_equal(again.counts(), direct.counts())
         np.testing.assert_array_equal(again.ties_bothbad, direct.ties_bothbad)
         np.testing.assert_array_equal(again.first, direct.first)
-    assert direct.n_comparisons == (outcomes != "tie (bothbad)").sum()
+    assert direct.n_comparisons == len(outcomes)  # both-bad ties counted as ties (the Arena convention)
 
 
 def test_round_trip_parquet_and_to_frame(tmp_path):

@@ -174,6 +174,31 @@ def test_aligned_judges_mle_exists():
     assert out["mle_exists"] and out["degenerate_judges"] == []
 
 
+def _plus_judge(data, name, verdicts):
+    """``data`` and one more judge with the given (winner, loser) verdicts."""
+    f = data.to_frame()
+    extra = pd.DataFrame({"model_a": [w for w, _ in verdicts], "model_b": [l for _, l in verdicts],
+                          "judge": name, "wins_a": 1.0, "wins_b": 0.0})
+    f = pd.concat([f, extra], ignore_index=True)
+    return Comparisons.from_cells(f.model_a, f.model_b, f.wins_a, f.wins_b, judge=f.judge)
+
+
+@pytest.mark.parametrize("verdicts", [[("m0", "m1")], [("m0", "m4"), ("m2", "m3"), ("m1", "m2")]])
+def test_judge_agreeing_in_every_verdict_has_no_mle(verdicts):
+    """A judge whose few verdicts all follow the score order has γ̂ = +∞ (its likelihood → 1 as
+    γ → ∞, the others' unchanged): no MLE, no estimates, the judge named; with one verdict
+    against the order its γ is finite and the MLE exists again."""
+    base = simulate(S_TRUE, [1.5, 1.0, 2.0, 0.6], seed=3)
+    fit = br.fit(JudgeAware(), _plus_judge(base, "lonely", verdicts))
+    out = fit.diagnostics
+    assert out["mle_exists"] is False and not fit.converged
+    assert out["degenerate_judges"] == ["lonely"] and "lonely" in out["recommendation"]
+    assert fit.scores().isna().all()
+    assert any("lonely" in w and "does not exist" in w for w in fit.warnings)
+    mixed = br.fit(JudgeAware(), _plus_judge(base, "lonely", verdicts + [("m1", "m0"), ("m0", "m1")]))
+    assert mixed.diagnostics["mle_exists"] and mixed.converged
+
+
 # ---------------------------------------------------------------------- position bias
 def test_position_bias_recovered():
     delta = np.array([0.5, -0.3, 0.0, 0.8])
@@ -322,7 +347,7 @@ def _refuse_expected(monkeypatch, result=None):
     """Make the expected information fail (AssertionError) or return ``result``."""
     import bayesrank.inference.map as map_module
 
-    original = map_module.information
+    original = map_module.information_matrix
 
     def patched(bound, theta, kind="observed", **kwargs):
         if kind != "expected":
@@ -331,7 +356,7 @@ def _refuse_expected(monkeypatch, result=None):
             raise AssertionError("the expected information was computed for a point that is not an MLE")
         return result(theta)
 
-    monkeypatch.setattr(map_module, "information", patched)
+    monkeypatch.setattr(map_module, "information_matrix", patched)
 
 
 def test_fit_map_without_mle_does_not_invert_information(monkeypatch):
@@ -434,6 +459,55 @@ def test_covariate_predict_uses_z(covariate_fits):
     want = expit(np.exp(v["log_gamma"].values[k] + v["beta"].values[k] * z)
                  * (s[["m0", "m1", "m2"]].to_numpy() - s[["m2", "m3", "m4"]].to_numpy()))
     np.testing.assert_allclose(got["p_win_a"], want, rtol=1e-10)
+
+
+def test_weakly_identified_discriminations_are_named(mtbench_fits):
+    """Exactly the judges whose reported 95% interval of γ (the log-scale one) spans a factor of ten
+    or more are named in the warnings, with their intervals; the others are not."""
+    fit = mtbench_fits["judge-aware"]
+    table = fit.judges()
+    wide = set(table.loc[table["upper_log"] / table["lower_log"] >= 10, "name"])
+    assert 0 < len(wide) < len(table)
+    said = [w for w in fit.warnings if "weakly identified" in w]
+    assert len(said) == 1
+    assert {n for n in table["name"] if repr(n) in said[0]} == wide
+    assert not any("weakly identified" in w for w in mtbench_fits["btl"].warnings)
+
+
+def records_with_a_narrow_covariate(scale):
+    """Four judges, 3000 records; judge j2's covariate is the others' times ``scale`` (0: one value)."""
+    rng = np.random.default_rng(0)
+    n, t = 6, 3000
+    s = rng.normal(0, 1, n)
+    s -= s.mean()
+    alpha, beta = np.array([0.5, 0.0, -0.3, -0.2]), COV_BETA
+    z = np.round(standardized_log_length(rng.integers(20, 2000, t)), 1)
+    i = rng.integers(0, n, t)
+    j = (i + rng.integers(1, n, t)) % n
+    k = rng.integers(0, 4, t)
+    z = np.where(k == 2, scale * z, z)
+    y = rng.random(t) < expit(np.exp(alpha[k] + beta[k] * z) * (s[i] - s[j]))
+    records = pd.DataFrame({"model_a": [f"m{x}" for x in i], "model_b": [f"m{x}" for x in j],
+                            "judge_model": [f"j{x}" for x in k], "judge_preferred_model": np.where(y, "a", "b"),
+                            "z": z})
+    return from_judgements(records, covariates=["z"])
+
+
+@pytest.mark.parametrize("scale", [0.03, 0.0])
+def test_unidentified_covariate_effects_are_named(scale):
+    """A judge whose covariate barely varies (or not at all) has a β the data do not determine: the
+    warning names that judge alone; with the design of the recovery test no covariate warning."""
+    fit = br.fit(JudgeAwareCovariate(), records_with_a_narrow_covariate(scale))
+    said = [w for w in fit.warnings if "covariate's effect" in w]
+    assert len(said) == 1 and "'j2'" in said[0], fit.warnings
+    assert not any(f"'j{k}'" in said[0] for k in (0, 1, 3))
+    if scale:
+        lo, hi = fit.parameters().query("parameter == 'beta'")[["lower", "upper"]].to_numpy()[2]
+        assert np.exp(hi - lo) >= 10 and "sign not determined" in said[0]
+    else:
+        assert "single value" in said[0]
+    clean = br.fit(JudgeAwareCovariate(), covariate_data(1))
+    assert not any("covariate's effect" in w or "weakly identified" in w for w in clean.warnings)
 
 
 @pytest.mark.parametrize("method", ["map", "nuts"])

@@ -53,11 +53,11 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path, posts):
     path = report.save(tmp_path / "report.html")
     text = path.read_text()
     assert not re.search(r"""(src|href)=["']https?://""", text)          # nothing remote
-    assert text.count("<table") == 4                                     # data, two boards, comparison
-    assert text.count("<th class=''>elo</th>") == 2 and text.count("a view of the same fit (") == 2  # Elo, scale said
-    assert text.count("data:image/png;base64,") == 9                    # 4 figures per fit + comparison
+    assert text.count("<table") == 6              # data; per fit its board and observed against predicted; comparison
+    assert text.count(">Elo</th>") == 2 and text.count("a view of the same fit (") == 2  # Elo, scale said
+    assert text.count("data:image/png;base64,") == 11     # 2 data matrices, 4 figures per fit, comparison
     dom, console = render(path, tmp_path)
-    assert 'data-figures="9/9"' in dom                                  # every figure decoded
+    assert 'data-figures="11/11"' in dom                                # every figure decoded
     assert console == []                                                 # no console message at all
     shot = tmp_path / "report.png"
     render(path, tmp_path, screenshot=shot)
@@ -67,9 +67,9 @@ def test_html_report_is_self_contained_and_renders_in_chromium(tmp_path, posts):
 def test_markdown_report_writes_its_figures(tmp_path, posts):
     path = Report(posts, top=5).save(tmp_path / "report.md")
     text = path.read_text()
-    assert text.startswith("# bayesrank report") and "| rank | name |" in text
+    assert text.startswith("# bayesrank report") and "| rank | model |" in text
     figures = sorted((tmp_path / "report-figures").glob("*.png"))
-    assert len(figures) == 8 and all(f"]({f.name})" in text for f in figures)
+    assert len(figures) == 10 and all(f"]({f.name})" in text for f in figures)   # 2 data matrices, 4 per fit
 
 
 def test_report_cli(tmp_path, capsys):

@@ -163,3 +163,7 @@ def test_nuts_draws_bit_identical_across_processes():
     """
     first, second = fresh_process(code), fresh_process(code)
     assert first == second
+    # and after other fits in the process, of this model and others
+    after = fresh_process(code.replace("        fit = br.fit(br.BTL(), ", "        br.fit(br.Davidson(k_tie=1), 'arena-2024')\n"
+                                       "        br.fit(br.BTL(), 'mtbench-judges')\n        fit = br.fit(br.BTL(), "))
+    assert after == first

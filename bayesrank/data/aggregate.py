@@ -9,21 +9,37 @@ aggregates it. DuckDB streams files in bounded memory, so the cells grow with pa
 
 Typing rules (the same for every source):
 
-* **names** (``model_a``, ``model_b``, ``judge_model`` / ``judge``, ``question_id``) are text,
-  stripped of surrounding whitespace; "NA", "None" and "null" are names like any other. A name
-  given as a number (JSON, Parquet, a numeric column) is written as text by one rule: a whole
-  number without decimals (``1`` and ``1.0`` are both ``"1"``), any other number in its
-  shortest round-trip form (``0.5`` → ``"0.5"``). Booleans, lists, objects, empty names and
-  names containing a NUL character are refused.
+* **names** (``model_a``, ``model_b``, ``judge_model`` / ``judge``, ``question_id``) are text
+  normalised by the rule of :mod:`bayesrank.data.names` (Unicode NFC, invisible characters
+  removed, surrounding white space stripped; the records changed are counted in the notes and
+  names written in several ways, or that only look alike, are reported in words); "NA",
+  "None" and "null" are names like any other. A name given as a number (JSON, Parquet, a
+  numeric column) keeps its exact text: whole numbers of an integer type (any width) or a JSON
+  integer literal keep every digit; a floating-point number is written without decimals when
+  it is whole (``1`` and ``1.0`` are both ``"1"``), otherwise in the shortest form that reads
+  back as the same number *of its own precision* (a float32 ``3.3`` is ``"3.3"``); a decimal
+  keeps its digits without trailing zeros. A floating-point name at or beyond 2⁵³ (float32:
+  2²⁴), where neighbouring whole numbers are the same float, is refused: ids stored as floats
+  (a pandas integer column with a missing value) may already have been merged; store them
+  as integers or text. NaN in a floating-point name column is a missing name. Booleans,
+  lists, objects, infinities, empty names and names containing a NUL character are refused.
 * **counts** are non-negative whole numbers no larger than 2⁵³ (every such count is exact in
-  the likelihood's floating point); booleans, text that is not a number, NaN and infinities
-  are refused. Text that spells a number ("3") is read as that number (CSV has no other way).
+  the likelihood's floating point); booleans, text that is not a number, NaN, infinities and
+  complex numbers are refused. Text that spells a number ("3") is read as that number (CSV
+  has no other way).
 * **covariates** are finite numbers (booleans refused).
-* **duplicate columns** (also after stripping whitespace from the header) and duplicate keys
-  in a JSON record are refused.
-* **record ids**: records with an ``id`` column (any shape) carry one id each, text by the name
-  rule; it is kept as a 64-bit digest (:func:`record_ids`), so that records counted once are
-  recognised when they come again (:func:`bayesrank.data.merge.merge`).
+* **columns**: two columns, or two keys of one JSON record, whose names differ only by
+  letter case or surrounding white space are refused (:func:`bayesrank.data.names.column_key`:
+  tools disagree on which one a reader sees), as is a column without a name (a header
+  ending in a comma). Category columns (pandas, Arrow dictionaries) are read as their values.
+* **duplicates**: records that carry an identifier (a column of :data:`ID_COLUMNS`) and
+  repeat an earlier record in every column the reading uses are counted and reported (an
+  export that ran twice); ``drop_duplicates=True`` counts each once.
+* **record ids**: records with an ``id`` column (:data:`ID_COLUMN`, any shape) carry one id
+  each, text by the name rule; it is kept as a 64-bit digest (:func:`record_ids`), so that
+  records counted once are recognised when they come again (:func:`bayesrank.data.merge.merge`).
+  With ``drop_duplicates=True`` the ids are those of the records counted (a duplicate's id is
+  its first record's).
 
 A refused record raises :class:`~bayesrank.errors.DataError` naming the record (0-based, in
 the input's order), the column, the value, how many records share the problem and the fix.
@@ -41,7 +57,7 @@ import re
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +65,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from bayesrank.data.names import column_key, name_warnings, normalised_sql, stripped_sql
+from bayesrank.data import bothbad
 from bayesrank.errors import DataError
 
 #: Outcome labels of Chatbot Arena battle records (column ``winner``).
@@ -72,8 +90,18 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 MAX_COUNT = 2.0**53
 #: Reasons records are left out, as reported in ``Comparisons.dropped``.
 DROP_UNKNOWN = "unknown verdict"
-DROP_BOTHBAD = "both-bad tie (kept apart; both_bad_as_ties=True / --both-bad-ties counts them as ties)"
-#: The column holding each record's id (optional, any shape).
+DROP_BOTHBAD = bothbad.DROPPED
+DROP_DUPLICATE = "duplicate record (drop_duplicates=True / --drop-duplicates)"
+#: Longest model or judge name (characters): a longer one is text that landed in a name column.
+MAX_NAME_LENGTH = 1000
+#: Largest JSON record DuckDB parses (its ``maximum_object_size``).
+MAX_RECORD_BYTES = 16 << 20
+#: Columns that identify a record (an export of it): with one of them present, a record that
+#: repeats an earlier one in every column the reading uses is a duplicate.
+ID_COLUMNS = ("id", "record_id", "battle_id", "question_id", "conversation_id", "tstamp")
+#: The column holding each record's own id (optional, any shape): the identifier an update checks
+#: so that no record is counted twice (:func:`record_ids`). The other :data:`ID_COLUMNS` name
+#: an export of a record (a question, a time stamp) without being unique to it.
 ID_COLUMN = "id"
 #: The text whose digest identifies how ids are digested (:func:`id_digest`).
 ID_PROBE = "bayesrank record id"
@@ -122,21 +150,36 @@ class Table:
     source: str = ""
     kind: str = "table"
     keep: list = field(default_factory=list)
+    #: When DuckDB fails on the file: a function finding the precise problem (its line), or None.
+    locate: Callable[[], DataError | None] | None = None
+    #: The path DuckDB reads (a private link to the user's file), named as ``source`` in messages.
+    path: str = ""
 
     def column(self, name: str) -> str:
         """The SQL of a column of the records (aliased ``r``)."""
         return f"r.{_q(name)}"
 
     def error(self, err: Exception) -> DataError:
-        """A DuckDB error while reading the records, as a one-line :class:`DataError`."""
-        return read_error(err, self.source, self.kind)
+        """A DuckDB error while reading the records, as a one-line :class:`DataError` (the
+        line and the problem when :attr:`locate` finds them)."""
+        if isinstance(err, duckdb.InterruptException) or "Query interrupted" in str(err):
+            return read_error(err, self.source, self.kind)  # (raises KeyboardInterrupt)
+        precise = self.locate() if self.locate is not None else None
+        if precise is not None:
+            return precise
+        text = str(err).replace(self.path, self.source) if self.path else str(err)
+        return read_error(type(err)(text) if isinstance(err, duckdb.Error) else err, self.source, self.kind)
 
 
 def read_error(err: Exception, source: str, kind: str) -> DataError:
-    """DuckDB's error reading a file or table, told in one line with the line / record it names."""
+    """DuckDB's error reading a file or table, told in one line with the line / record it names
+    (never the query bayesrank generated). A query interrupted by a signal (Ctrl-C, SIGTERM) is
+    not a data error: it is raised again as ``KeyboardInterrupt``."""
+    if isinstance(err, duckdb.InterruptException) or "Query interrupted" in str(err):
+        raise KeyboardInterrupt() from None
     text = " ".join(str(err).split())
     text = re.sub(r"^[A-Za-z ]*Error: ", "", text)
-    for cut in (" Possible fix", " Possible Solution", " * "):
+    for cut in (" Possible fix", " Possible Solution", " * ", " LINE 1:", " file = "):
         text = text.split(cut)[0]
     hint = {"CSV": "fix the file (one record per line, as many fields as the header)",
             "Parquet": "write it again with a Parquet writer (pandas, pyarrow, polars)"}.get(
@@ -151,6 +194,17 @@ def read_error(err: Exception, source: str, kind: str) -> DataError:
         line = re.search(r"Line: (\d+)", text)
         at = f" (line {line.group(1)})" if line else ""
         return DataError(f"{source} is not UTF-8 text{at}; save it as UTF-8.")
+    too_long = re.search(r"CSV Error on Line: (\d+).*Maximum line size of (\d+) bytes exceeded\. Actual Size:(\d+)",
+                         text)
+    if too_long:
+        line, limit, size = (int(x) for x in too_long.groups())
+        return DataError(f"{source}: line {line} holds {size:,} bytes, more than the {limit:,} a CSV record may hold; "
+                         f"no name or count is that long (names have at most {MAX_NAME_LENGTH:,} characters): "
+                         "check that the file holds comparison records.")
+    if "maximum_object_size" in text:
+        return DataError(f"{source} holds a JSON record larger than {MAX_RECORD_BYTES >> 20} MB; a comparison record "
+                         f"is a few names and counts (names have at most {MAX_NAME_LENGTH:,} characters): check that "
+                         "the file holds comparison records, one per line.")
     columns = re.search(r"CSV Error on Line: (\d+).*Expected Number of Columns: (\d+) Found: (\d+)", text)
     if columns:
         line, expected, found = columns.groups()
@@ -186,17 +240,31 @@ def connection() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _check_names(names: Sequence, where: str) -> dict[str, str]:
-    """Stripped column names → the original ones; duplicates (after stripping) raise."""
+    """Stripped column names → the original ones. Refused: a column without a name, and two
+    columns with one :func:`~bayesrank.data.names.column_key` (the same name once surrounding
+    spaces are stripped and letter case is folded)."""
     out: dict[str, str] = {}
-    for name in names:
-        key = str(name).strip()
+    keys: dict[str, str] = {}
+    names = [str(n) for n in names]
+    for position, name in enumerate(names):
+        key = name.strip()
+        if not key:
+            trailing = position == len(names) - 1
+            raise DataError(f"column {position + 1} of {len(names)}{where} has no name"
+                            + (" (the header ends with a comma)" if trailing else "")
+                            + "; name it, or remove the empty column"
+                            + (" (the trailing comma of the header and of every line)." if trailing else "."))
         if key in out:
             raise DataError(
                 f"duplicate column {key!r}{where}" + (" (after removing surrounding spaces)" if
-                                                      str(name) != key or out[key] != key else "")
+                                                      name != key or out[key] != key else "")
                 + "; rename or remove one of them."
             )
-        out[key] = str(name)
+        folded = column_key(key)
+        if folded in keys:
+            raise DataError(f"columns {keys[folded]!r} and {key!r}{where} differ only by letter case; tools "
+                            "disagree on which of them a reader sees, so rename or remove one of them.")
+        out[key], keys[folded] = name, key
     return out
 
 
@@ -204,8 +272,11 @@ def _where(source: str) -> str:
     return f" in {source}" if source else ""
 
 
-def table_from_csv(con, path: Path, source: str) -> Table:
-    """A CSV file (``.gz`` too) as a table of text columns, parsed strictly."""
+def table_from_csv(con, path: Path, source: str, locate: Callable[[], DataError | None] | None = None) -> Table:
+    """A CSV file (``.gz`` too) as a table of text columns, parsed strictly.
+
+    ``path`` is read as a path (:func:`bayesrank.data.files.opened` makes it one without
+    pattern characters); ``locate()``, when given, names the line of a problem DuckDB finds."""
     header = _csv_header(path, source)
     names = _check_names(header, _where(source))
     columns = {key: "VARCHAR" for key in names}
@@ -213,7 +284,7 @@ def table_from_csv(con, path: Path, source: str) -> Table:
     rel_sql = (f"SELECT {', '.join(f'{_q(orig)} AS {_q(key)}' for key, orig in names.items())} FROM read_csv("
                f"{_lit(str(path))}, columns={spec}, auto_detect=false, header=true, delim=',', quote='\"', "
                f"escape='\"', strict_mode=true, null_padding=false)")
-    return Table(con, rel_sql, columns, source, kind="CSV")
+    return Table(con, rel_sql, columns, source, kind="CSV", locate=locate, path=str(path))
 
 
 def _csv_header(path: Path, source: str) -> list[str]:
@@ -222,47 +293,67 @@ def _csv_header(path: Path, source: str) -> list[str]:
         with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
             first = fh.readline(1 << 20)
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:
-        raise text_error(path, err) from None
+        raise text_error(path, err, source) from None
     if not first.strip():
         raise DataError(f"no comparisons in {source}: the file is empty.")
     if "\x00" in first:
         raise DataError(f"{source} is not a text CSV file (its first line holds NUL bytes).")
+    if len(first) >= 1 << 20 and not first.endswith(("\n", "\r")):
+        raise DataError(f"{source}: the header line is longer than 1 MB; check that the file is a CSV table of "
+                        "comparison records.")
     try:
         return next(csv.reader(io.StringIO(first)))
     except csv.Error as err:
         raise DataError(f"{source} is not a readable CSV file: its header line is malformed ({err}).") from None
 
 
-def text_error(path: Path, err: Exception) -> DataError:
-    """Why a text file could not be read, in one line (a broken gzip file, bytes that are not UTF-8)."""
+def text_error(path: Path, err: Exception, source: str | None = None) -> DataError:
+    """Why a text file could not be read, in one line (a broken gzip file, bytes that are not
+    UTF-8); ``source`` is what messages call the file (default: ``path``)."""
+    source = str(path) if source is None else source
     if path.suffix.lower() == ".gz" and not isinstance(err, UnicodeDecodeError):
-        return DataError(f"{path} is not a readable gzip file (corrupt or truncated: {err}); compress it again "
+        return DataError(f"{source} is not a readable gzip file (corrupt or truncated: {err}); compress it again "
                          "or pass the uncompressed file.")
-    return DataError(f"cannot read {path} as UTF-8 text: {err}; save it as UTF-8.")
+    return DataError(f"cannot read {source} as UTF-8 text: {err}; save it as UTF-8.")
 
 
 def table_from_parquet(con, path: Path, source: str) -> Table:
-    """A Parquet file; columns keep their Parquet types."""
+    """A Parquet file; columns keep their Parquet types (categories are read as their values)."""
+    probe = Table(con, "", {}, source, kind="Parquet", path=str(path))
     try:
         rel = con.sql(f"SELECT * FROM read_parquet({_lit(str(path))})")
         names, types = rel.columns, [str(t) for t in rel.types]
     except DUCKDB_ERRORS as err:
-        raise Table(con, "", {}, source, kind="Parquet").error(err) from None
+        raise probe.error(err) from None
     keys = _check_names(names, _where(source))
-    rel_sql = (f"SELECT {', '.join(f'{_q(orig)} AS {_q(key)}' for key, orig in keys.items())} "
-               f"FROM read_parquet({_lit(str(path))})")
-    return Table(con, rel_sql, dict(zip(keys, types)), source, kind="Parquet")
+    select, columns = _plain_columns({key: (_q(orig), kind) for (key, orig), kind in zip(keys.items(), types)})
+    return Table(con, f"SELECT {select} FROM read_parquet({_lit(str(path))})", columns, source, kind="Parquet",
+                 path=str(path))
 
 
-def table_from_json_records(con, path: Path, source: str, fmt: str, locate=None) -> Table:
+def _plain_columns(columns: Mapping[str, tuple[str, str]]) -> tuple[str, dict[str, str]]:
+    """(SQL select list, column → type) with category (ENUM) columns read as their text."""
+    select, types = [], {}
+    for key, (expr, kind) in columns.items():
+        if kind.startswith("ENUM"):
+            expr, kind = f"CAST({expr} AS VARCHAR)", "VARCHAR"
+        select.append(f"{expr} AS {_q(key)}")
+        types[key] = kind
+    return ", ".join(select), types
+
+
+def table_from_json_records(con, path: Path, source: str, fmt: str,
+                            locate: Callable[[], DataError | None] | None = None) -> Table:
     """JSON records (``fmt="array"``: one JSON list of objects; ``"newline_delimited"``: JSON
-    lines), each value keeping its JSON type; duplicate keys and non-objects are refused.
+    lines), each value keeping its JSON type; non-objects, repeated keys and keys that differ
+    only by letter case are refused, naming the record.
 
-    ``locate(path, fmt)``, when given, is asked for a more precise error (the line and column)
-    when DuckDB finds the file malformed."""
-    reader = f"(SELECT json FROM read_json_objects({_lit(str(path))}, format={_lit(fmt)}))"
+    ``locate()``, when given, is asked for a more precise error (the line and column) when
+    DuckDB finds the file malformed."""
+    reader = (f"(SELECT json FROM read_json_objects({_lit(str(path))}, format={_lit(fmt)}, "
+              f"maximum_object_size={MAX_RECORD_BYTES}))")
     kind = "JSON-lines" if fmt == "newline_delimited" else "JSON"
-    probe = Table(con, "", {}, source, kind=kind)
+    probe = Table(con, "", {}, source, kind=kind, locate=locate, path=str(path))
     numbered = f"(SELECT row_number() OVER () - 1 AS _record, json FROM {reader})"
     try:
         n, n_bad, n_dup, keys = con.execute(
@@ -275,10 +366,9 @@ def table_from_json_records(con, path: Path, source: str, fmt: str, locate=None)
             bad = "json_type(json) IS DISTINCT FROM 'OBJECT'" if n_bad else \
                 "len(json_keys(json)) <> len(list_distinct(json_keys(json)))"
             row, keys_of = con.execute(f"SELECT _record, CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) END "
-                                   f"FROM {numbered} WHERE {bad} ORDER BY _record LIMIT 1").fetchone()
+                                       f"FROM {numbered} WHERE {bad} ORDER BY _record LIMIT 1").fetchone()
     except DUCKDB_ERRORS as err:
-        precise = locate(path, fmt) if locate is not None else None
-        raise (precise or probe.error(err)) from None
+        raise probe.error(err) from None
     if n == 0:
         raise DataError(f"no comparisons in {source}: the file holds no records.")
     if n_bad:
@@ -288,16 +378,43 @@ def table_from_json_records(con, path: Path, source: str, fmt: str, locate=None)
         repeated = sorted({k for k in keys_of if keys_of.count(k) > 1})
         raise DataError(f"record {row} in {source} repeats the key(s) {', '.join(map(repr, repeated))} "
                         f"({n_dup} such records); keep one value per key.")
+    _case_colliding_keys(con, numbered, keys or [], source)
     names = _check_names(keys or [], _where(source))
-    select = ", ".join(f"json -> {_lit('$.' + json.dumps(orig))} AS {_q(key)}" for key, orig in names.items())
-    return Table(con, f"SELECT {select} FROM {reader}", {k: "JSON" for k in names}, source, kind=kind)
+    select = ", ".join(f"json -> {_lit('$.' + json.dumps(orig, ensure_ascii=False))} AS {_q(key)}"
+                       for key, orig in names.items())
+    return Table(con, f"SELECT {select} FROM {reader}", {k: "JSON" for k in names}, source, kind=kind,
+                 locate=locate, path=str(path))
+
+
+def _case_colliding_keys(con, numbered: str, keys: Sequence[str], source: str) -> None:
+    """Refuse keys of the records that differ only by letter case or surrounding spaces, naming
+    the first record holding two of them (or the first record of each spelling)."""
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        groups.setdefault(column_key(key), []).append(key)
+    clash = next((g for g in groups.values() if len(g) > 1), None)
+    if clash is None:
+        return
+    spelled = " and ".join(repr(k) for k in clash)
+    found = con.execute(f"SELECT _record FROM {numbered} WHERE json_type(json) = 'OBJECT' AND "
+                        f"len(list_intersect(json_keys(json), [{', '.join(map(_lit, clash))}])) > 1 "
+                        "ORDER BY _record LIMIT 1").fetchone()
+    if found is not None:
+        raise DataError(f"record {found[0]} in {source} has the keys {spelled}, which differ only by letter case "
+                        "or surrounding spaces: readers disagree on which one counts; keep one of them.")
+    firsts = con.execute(f"SELECT {', '.join(f'min(_record) FILTER (WHERE list_contains(json_keys(json), {_lit(k)}))' for k in clash)} "
+                         f"FROM {numbered} WHERE json_type(json) = 'OBJECT'").fetchone()
+    where = ", ".join(f"{k!r} (first in record {r})" for k, r in zip(clash, firsts))
+    raise DataError(f"the records in {source} spell one key in several ways: {where}; they differ only by letter "
+                    "case or surrounding spaces, so write one spelling in every record.")
 
 
 def table_from_frame(con, frame, source: str = "") -> Table:
     """Any table-like object: pandas, Polars (eager or lazy), PyArrow, or a DuckDB relation.
 
     pandas object columns (mixed Python values) keep each value's type as JSON, so the same
-    typing rules apply to them as to JSON files.
+    typing rules apply to them as to JSON files; category columns are read as their values;
+    a table without columns and complex numbers are refused.
     """
     if isinstance(frame, duckdb.DuckDBPyRelation):
         # a reader streams the records once; record ids and the judges' agreement are a second
@@ -313,23 +430,38 @@ def table_from_frame(con, frame, source: str = "") -> Table:
                         "table, a DuckDB relation, or a file (Dask / Spark: aggregate to counts, then .compute() / "
                         ".toPandas(); see the README).")
     if isinstance(frame, pd.DataFrame):
+        if frame.shape[1] == 0:
+            raise DataError(f"no comparisons{_where(source)}: the table has no columns; pass records with columns "
+                            "such as model_a, model_b, winner.")
         names = _check_names(list(frame.columns), _where(source))
         frame = frame.copy(deep=False)
         frame.columns = list(names)
         for key in names:
-            if frame[key].dtype == object:
-                frame[key] = _json_values(frame[key])
+            column = frame[key]
+            if column.dtype.kind == "c":
+                raise DataError(f"column {key!r}{_where(source)} holds complex numbers; names, counts and covariates "
+                                "are text or real numbers.")
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                column = frame[key] = column.astype(object)
+            if column.dtype == object:
+                frame[key] = _json_values(column)
         json_cols = {k for k in names if frame[k].dtype == object}
     else:
         names = _check_names(list(frame.schema.names), _where(source))
+        if not names:
+            raise DataError(f"no comparisons{_where(source)}: the table has no columns.")
         json_cols = set()
         if hasattr(frame, "rename_columns"):
             frame = frame.rename_columns(list(names))
     view = f"frame_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
-    con.register(view, frame)
-    rel = con.sql(f"SELECT * FROM {view}")
-    types = {k: ("JSON" if k in json_cols else str(t)) for k, t in zip(names, rel.types)}
-    select = ", ".join(f"{_q(k)}::JSON AS {_q(k)}" if k in json_cols else _q(k) for k in names)
+    try:
+        con.register(view, frame)
+        rel = con.sql(f"SELECT * FROM {view}")
+    except DUCKDB_ERRORS as err:
+        raise DataError(f"cannot read the records{_where(source)}: a column has a type that is not text or a "
+                        f"number ({' '.join(str(err).split())[:160]}); convert it first.") from None
+    select, types = _plain_columns({k: ((f"{_q(k)}::JSON", "JSON") if k in json_cols else (_q(k), str(t)))
+                                    for k, t in zip(names, rel.types)})
     return Table(con, f"SELECT {select} FROM {view}", types, source, keep=[frame])
 
 
@@ -353,40 +485,71 @@ def _json_values(series: pd.Series) -> pd.Series:
 #: A number written as a name: whole numbers without decimals, others in shortest form.
 _NUMBER_AS_NAME = ("(CASE WHEN {v} = trunc({v}) AND abs({v}) < 9.2e18 THEN CAST(CAST({v} AS BIGINT) AS VARCHAR) "
                    "ELSE CAST({v} AS VARCHAR) END)")
+_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+             "UHUGEINT")
+#: Floating-point names from this magnitude on are refused: neighbouring whole numbers are one float.
+_FLOAT_EXACT = {"FLOAT": 2**24, "DOUBLE": 2**53}
 
 
 def _is_number_type(kind: str) -> bool:
     return kind in _NUMERIC or kind.startswith("DECIMAL")
 
 
+def _float_name(v: str, kind: str) -> tuple[str, list[tuple[str, str]]]:
+    """(SQL of the name of the floating-point value ``v`` of type ``kind``, its checks): the
+    shortest text of the value in its own precision, whole numbers without decimals (module
+    docstring); NaN is a missing name."""
+    limit = _FLOAT_EXACT[kind]
+    text = (f"(CASE WHEN isnan({v}) OR isinf({v}) OR abs({v}) >= {limit} THEN NULL "
+            f"WHEN {v} = trunc({v}) THEN CAST(CAST({v} AS BIGINT) AS VARCHAR) ELSE CAST({v} AS VARCHAR) END)")
+    exponent = {2**24: "2^24", 2**53: "2^53"}[limit]
+    return text, [(f"isinf({v})", "is infinite, not a name"),
+                  (f"NOT isnan({v}) AND NOT isinf({v}) AND abs({v}) >= {limit}",
+                   f"is a floating-point ({kind.lower()}) number beyond {exponent}, where neighbouring whole numbers "
+                   "are one float, so ids stored this way may have merged (a pandas integer column with a missing "
+                   "value is stored as floats); store the ids as integers or text, not a name")]
+
+
 def _name(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]], str]:
-    """A name column: (SQL of its text, SQL of its raw value for messages, checks
-    [(predicate, problem)], SQL of its text before stripping)."""
+    """A name column by the rule of the module docstring: (SQL of its normalised text, SQL of
+    its raw value for messages, checks [(predicate, problem)], SQL of the text as written,
+    before :func:`bayesrank.data.names.normalised_sql`)."""
     col, kind = table.column(name), table.columns[name]
+    bad: list[tuple[str, str]] = []
     if kind == "VARCHAR":
-        text, raw, untrimmed, bad = f"trim({col})", col, col, []
-    elif _is_number_type(kind):
-        text = _NUMBER_AS_NAME.format(v=f"CAST({col} AS DOUBLE)")
-        raw = untrimmed = text
-        bad = []
+        written, raw = col, col
+    elif kind in _INTEGERS:
+        written = raw = f"CAST({col} AS VARCHAR)"
+    elif kind in _FLOAT_EXACT:
+        written, bad = _float_name(col, kind)
+        raw = f"CAST({col} AS VARCHAR)"
+    elif kind.startswith("DECIMAL"):
+        written = (f"regexp_replace(regexp_replace(CAST({col} AS VARCHAR), '(\\.\\d*?)0+$', '\\1'), "
+                   "'\\.$', '')")
+        raw = f"CAST({col} AS VARCHAR)"
     elif kind == "JSON":
         t = f"json_type({col})"
-        number = _NUMBER_AS_NAME.format(v=f"CAST({col} AS DOUBLE)")
-        untrimmed = (f"(CASE WHEN {t} = 'VARCHAR' THEN {col} ->> '$' WHEN {t} IN ('BIGINT', 'UBIGINT') "
-                     f"THEN {col} ->> '$' WHEN {t} = 'DOUBLE' THEN {number} END)")
-        text, raw = f"trim({untrimmed})", f"CAST({col} AS VARCHAR)"
+        raw = f"CAST({col} AS VARCHAR)"
+        literal = f"regexp_full_match({raw}, '-?[0-9]+')"  # an integer literal beyond 64 bits
+        number, rules = _float_name(f"TRY_CAST({col} AS DOUBLE)", "DOUBLE")
+        written = (f"(CASE WHEN {t} IN ('VARCHAR', 'BIGINT', 'UBIGINT') THEN {col} ->> '$' "
+                   f"WHEN {t} = 'DOUBLE' AND {literal} THEN {raw} WHEN {t} = 'DOUBLE' THEN {number} END)")
         bad = [(f"{t} = 'BOOLEAN'", "is a boolean, not a name"),
-               (f"{t} IN ('ARRAY', 'OBJECT')", "is a list or an object, not a name")]
+               (f"{t} IN ('ARRAY', 'OBJECT')", "is a list or an object, not a name"),
+               *[(f"{t} = 'DOUBLE' AND NOT {literal} AND {p}", m) for p, m in rules]]
+        text = normalised_sql(written)
         return text, raw, bad + [
-            (f"coalesce({t}, 'NULL') NOT IN ('BOOLEAN', 'ARRAY', 'OBJECT') AND coalesce({text}, '') = ''",
-             "is missing or empty"),
-            (f"contains({text}, chr(0))", "contains a NUL character")], untrimmed
+            (f"coalesce({t}, 'NULL') NOT IN ('BOOLEAN', 'ARRAY', 'OBJECT') AND coalesce({text}, '') = '' "
+             f"AND NOT coalesce({' OR '.join(p for p, _ in bad[2:])}, false)", "is missing or empty"),
+            (f"contains({text}, chr(0))", "contains a NUL character")], written
     else:
         what = "a boolean" if kind == "BOOLEAN" else f"of type {kind}"
         return "NULL", f"CAST({col} AS VARCHAR)", [(f"{col} IS NOT NULL", f"is {what}, not a name"),
                                                   (f"{col} IS NULL", "is missing or empty")], "NULL"
-    return text, raw, bad + [(f"coalesce({text}, '') = ''", "is missing or empty"),
-                             (f"contains({text}, chr(0))", "contains a NUL character")], untrimmed
+    text = normalised_sql(written)
+    guard = f" AND NOT coalesce({' OR '.join(p for p, _ in bad)}, false)" if bad else ""
+    return text, raw, bad + [(f"coalesce({text}, '') = ''{guard}", "is missing or empty"),
+                             (f"contains({text}, chr(0))", "contains a NUL character")], written
 
 
 def _number(table: Table, name: str) -> tuple[str, str, list[tuple[str, str]]]:
@@ -451,6 +614,13 @@ def detect_shape(columns: Sequence[str], source: str = "") -> str:
     for name, marker in (("battles", "winner"), ("judgements", "judge_preferred_model")):
         if marker in present:
             shape = name
+            counts = [c for c in ("wins_a", "wins_b", "ties") if c in present]
+            if counts:
+                raise DataError(
+                    f"the records{_where(source)} have both a {marker!r} column (one comparison per record: {name}) "
+                    f"and count column(s) {', '.join(map(repr, counts))} (aggregated counts); it is unclear which "
+                    f"to read: remove {marker!r} to read the counts, or remove {', '.join(map(repr, counts))} to read "
+                    f"one comparison per record.")
             break
     if shape is None and {"wins_a", "wins_b"} & present:
         shape = "counts"
@@ -492,12 +662,17 @@ class Cells:
     dropped : dict
         Records left out, by reason.
     notes : dict
-        Other reading notes with counts (names with surrounding whitespace).
+        Other reading notes with counts (names normalised, duplicate records).
     agreement : DataFrame or None
         Judge agreement on shared records (judge records with question ids).
+    warnings : list of str
+        How the records were read, in words (names merged or looking alike, duplicates).
     ids : ndarray of uint64 or None
         The records' id digests in the input's order (:func:`record_ids`), when the records
         have an ``id`` column.
+    reading : dict
+        The reading options the cells follow: ``both_bad_as_ties`` (resolved by the records'
+        shape, :func:`bayesrank.data.bothbad.as_ties`), ``by`` and ``drop_duplicates``.
     """
 
     frame: pd.DataFrame
@@ -505,7 +680,9 @@ class Cells:
     dropped: dict[str, int]
     notes: dict[str, int]
     agreement: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
     ids: np.ndarray | None = None
+    reading: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -520,11 +697,12 @@ def aggregate(
     table: Table,
     shape: str | None = None,
     *,
-    both_bad_as_ties: bool = False,
+    both_bad_as_ties: bool | None = None,
     covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (),
     by: str | None = None,
     what: str = "record",
+    drop_duplicates: bool = False,
 ) -> Cells:
     """Validate the records of ``table`` and aggregate them into cells in one DuckDB pass.
 
@@ -536,8 +714,9 @@ def aggregate(
     table : Table
     shape : {"battles", "judgements", "counts"}, optional
         Detected from the columns when None.
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties.
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties; None: the convention of the records' shape (battles yes,
+        counts no: :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns kept as per-cell context covariates.
     contrasts : sequence of str
@@ -548,6 +727,9 @@ def aggregate(
         the place of the judge (``judge`` of counts). Judge records are grouped by judge.
     what : str
         What a record is called in messages ("record", "row", "pair").
+    drop_duplicates : bool
+        Count a record that repeats an earlier one (module docstring) once; otherwise
+        duplicates are counted as given and reported.
 
     Raises
     ------
@@ -558,13 +740,13 @@ def aggregate(
     columns = list(table.columns)
     shape = shape or detect_shape(columns, source)
     require(columns, shape, source)
-    covariates = [covariates] if isinstance(covariates, str) else list(covariates)
-    contrasts = [contrasts] if isinstance(contrasts, str) else list(contrasts)
-    for kind, names in (("covariate", covariates), ("contrast", contrasts)):
-        missing = [c for c in names if c not in table.columns]
-        if missing:
-            raise DataError(f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "
-                            f"(columns: {', '.join(columns)}).")
+    both_bad_as_ties = bothbad.as_ties(shape, both_bad_as_ties)
+    covariates = _column_list(covariates, "covariate", table, where)
+    contrasts = _column_list(contrasts, "contrast", table, where)
+    both = sorted(set(covariates) & set(contrasts))
+    if both:
+        raise DataError(f"column(s) {', '.join(map(repr, both))} given as both covariates and contrasts; pass each "
+                        "column once.")
     if by is not None:
         if shape == "judgements":
             raise DataError(f"by={by!r}: judge records are grouped by their judge already; "
@@ -574,16 +756,18 @@ def aggregate(
 
     checks: list[_Check] = []
     value: dict[str, str] = {}
-    spaces = []
+    written: dict[str, str] = {}
     for key, column in (("name_a", "model_a"), ("name_b", "model_b")):
-        value[key], raw, rules, untrimmed = _name(table, column)
+        value[key], raw, rules, written[key] = _name(table, column)
         checks += [_Check(column, raw, p, m) for p, m in rules]
-        spaces.append(f"{untrimmed} <> {value[key]}")
     judge_column = by or {"judgements": "judge_model", "counts": "judge"}.get(shape)
     judge_column = judge_column if judge_column in table.columns else None
     if judge_column:
-        value["judge"], raw, rules, _ = _name(table, judge_column)
+        value["judge"], raw, rules, written["judge"] = _name(table, judge_column)
         checks += [_Check(judge_column, raw, p, m) for p, m in rules]
+    for key, column in (("name_a", "model_a"), ("name_b", "model_b"), ("judge", judge_column)):
+        if key in value:
+            checks.append(_Check(column, value[key], f"length({value[key]}) > {MAX_NAME_LENGTH}", "long"))
     checks.append(_Check("model_a", value["name_a"], f"{value['name_a']} = {value['name_b']}", "self"))
 
     skip = None
@@ -611,55 +795,68 @@ def aggregate(
             value["ties_bothbad"] = "0.0"
             skip = f"coalesce({label} = 'unknown', false)"
         value["first"] = "0"  # model_a is the answer shown first
-    for name in covariates:
-        number, raw, rules = _number(table, name)
-        value[f"covariate:{name}"] = number
-        checks += [_Check(name, raw, p, m) for p, m in rules]
-        checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "covariate"))
-    for name in contrasts:
-        number, raw, rules = _number(table, name)
-        value[f"contrast:{name}"] = number
-        checks += [_Check(name, raw, p, m) for p, m in rules]
-        checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", "contrast"))
+    extra = {}  # column key of the cell table -> its SQL name in the query
+    for kind, names in (("covariate", covariates), ("contrast", contrasts)):
+        for k, name in enumerate(names):
+            number, raw, rules = _number(table, name)
+            extra[f"{kind}:{name}"] = f"_{kind}{k}"
+            value[f"_{kind}{k}"] = number
+            checks += [_Check(name, raw, p, m) for p, m in rules]
+            checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", kind))
 
     guard = f"NOT {skip} AND " if skip else ""
     # Raw logs repeat the same few values: group the raw records first (DuckDB's own GROUP BY
     # speed), then type, check and orient each distinct group once, weighted by its size. Count
-    # rows carry their own counts, so they are checked row by row.
+    # rows carry their own counts, so they are checked row by row. With an identifier column,
+    # the groups are the distinct records, so a group of more than one is a duplicate.
+    ids = [c for c in ID_COLUMNS if c in table.columns] if shape != "counts" else []
     if shape == "counts":
-        source, weight = table.sql, "1"
+        source_sql, weight = table.sql, "1"
     else:
         used = [c for c in table.columns if c in ("model_a", "model_b", "winner", "judge_preferred_model")
-                or c == judge_column or c in covariates or c in contrasts]
-        source = f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r GROUP BY ALL"
-        weight = "_n"
+                or c == judge_column or c in covariates or c in contrasts or c in ids]
+        source_sql = (f"SELECT {', '.join(table.column(c) for c in used)}, count(*) AS _n FROM ({table.sql}) r "
+                      "GROUP BY ALL")
+        weight = "1" if drop_duplicates and ids else "_n"
     inner = [f"{expr} AS {_q(key)}" for key, expr in value.items()]
+    inner += [f"{expr} AS {_q('_written_' + key)}" for key, expr in written.items()]
     inner += [f"{guard}coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks)]
-    inner.append(f"coalesce({' OR '.join(spaces)}, false) AS _spaces")
+    inner.append("coalesce(" + " OR ".join(f"{w} <> {stripped_sql(w)}" for w in written.values()) + ", false) "
+                 "AS _spaces")
+    inner.append("coalesce(" + " OR ".join(f"{stripped_sql(written[k])} <> {value[k]}" for k in written)
+                 + ", false) AS _unicode")
     inner.append(f"{skip} AS _skip" if skip else "false AS _skip")
-    inner.append(f"{weight} AS _n")
+    inner.append(f"{weight} AS _w")
+    inner.append("_n - 1 AS _dup" if ids else "0 AS _dup")
     flip = "name_a > name_b"
     keys = ["a", "b"] + (["judge"] if judge_column else []) + (["first"] if "first" in value else []) \
-        + [_q(f"covariate:{k}") for k in covariates] + [_q(f"contrast:{k}") for k in contrasts]
+        + list(extra.values())
     outer = [f"CASE WHEN {flip} THEN name_b ELSE name_a END AS a",
-             f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b"]
+             f"CASE WHEN {flip} THEN name_a ELSE name_b END AS b",
+             f"CASE WHEN {flip} THEN _written_name_b ELSE _written_name_a END AS _written_a",
+             f"CASE WHEN {flip} THEN _written_name_a ELSE _written_name_b END AS _written_b"]
     if judge_column:
-        outer.append("judge")
+        outer += ["judge", "_written_judge"]
     if "first" in value:
         outer.append(f"CASE WHEN {flip} THEN 1 - first ELSE first END AS first")
-    outer += [_q(f"covariate:{k}") for k in covariates]
-    outer += [f"CASE WHEN {flip} THEN -{_q(f'contrast:{k}')} ELSE {_q(f'contrast:{k}')} END AS {_q(f'contrast:{k}')}"
-              for k in contrasts]
+    outer += [q for key, q in extra.items() if key.startswith("covariate:")]
+    outer += [f"CASE WHEN {flip} THEN -{q} ELSE {q} END AS {q}" for key, q in extra.items()
+              if key.startswith("contrast:")]
     outer += [f"CASE WHEN {flip} THEN wins_b ELSE wins_a END AS wins_a",
               f"CASE WHEN {flip} THEN wins_a ELSE wins_b END AS wins_b",
               ("ties + ties_bothbad" if both_bad_as_ties else "ties") + " AS ties", "ties_bothbad",
-              "_skip", "_spaces", "_n", *[f"_check{k}" for k in range(len(checks))]]
-    sums = [f"sum({c} * _n) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
-    tallies = ["sum(_n) AS records", "coalesce(sum(_n) FILTER (WHERE NOT _skip), 0) AS used",
-               "coalesce(sum(_n) FILTER (WHERE _spaces), 0) AS spaces",
-               *[f"coalesce(sum(_n) FILTER (WHERE _check{k}), 0) AS _check{k}" for k in range(len(checks))]]
+              "_skip", "_spaces", "_unicode", "_w", "_dup", *[f"_check{k}" for k in range(len(checks))]]
+    sums = [f"sum({c} * _w) FILTER (WHERE NOT _skip) AS {c}" for c in ("wins_a", "wins_b", "ties", "ties_bothbad")]
+    tallies = ["sum(_w) AS records", "coalesce(sum(_w) FILTER (WHERE NOT _skip), 0) AS used",
+               "coalesce(sum(_w) FILTER (WHERE _spaces), 0) AS spaces",
+               "coalesce(sum(_w) FILTER (WHERE _unicode AND NOT _spaces), 0) AS unicode",
+               "coalesce(sum(_dup), 0) AS duplicates",
+               "coalesce(sum(_dup) FILTER (WHERE NOT _skip), 0) AS duplicates_used",
+               "list(DISTINCT _written_a) AS _spelled_a", "list(DISTINCT _written_b) AS _spelled_b",
+               *(["list(DISTINCT _written_judge) AS _spelled_judge"] if judge_column else []),
+               *[f"coalesce(sum(_w) FILTER (WHERE _check{k}), 0) AS _check{k}" for k in range(len(checks))]]
     query = (f"SELECT {', '.join(keys)}, {', '.join(sums + tallies)} FROM (SELECT {', '.join(outer)} FROM "
-             f"(SELECT {', '.join(inner)} FROM ({source}) r)) GROUP BY ALL")
+             f"(SELECT {', '.join(inner)} FROM ({source_sql}) r)) GROUP BY ALL")
     try:
         frame = table.con.execute(query).df()
     except DUCKDB_ERRORS as err:
@@ -674,32 +871,93 @@ def aggregate(
     dropped: dict[str, int] = {}
     notes: dict[str, int] = {}
     n_used = int(frame["used"].sum())
-    if skip is not None and n_used < n_records:
+    n_duplicates = int(frame["duplicates"].sum())
+    if drop_duplicates and n_duplicates:
+        n_records += n_duplicates  # the groups were counted once each
+        dropped[DROP_DUPLICATE] = int(frame["duplicates_used"].sum())
+    if skip is not None and n_used < n_records - (n_duplicates if drop_duplicates else 0):
         if n_used == 0:
             raise DataError(f"no usable verdicts{where}: all {n_records} records are 'unknown'.")
-        dropped[DROP_UNKNOWN] = n_records - n_used
+        dropped[DROP_UNKNOWN] = n_records - n_used - (n_duplicates if drop_duplicates else 0)
     if int(frame["spaces"].sum()):
-        notes["records with names stripped of surrounding whitespace"] = int(frame["spaces"].sum())
+        notes[NOTE_SPACES] = int(frame["spaces"].sum())
+    if int(frame["unicode"].sum()):
+        notes[NOTE_UNICODE] = int(frame["unicode"].sum())
+    warnings = _spelling_warnings(frame, judge_column is not None)
+    if n_duplicates:
+        notes[NOTE_DUPLICATES] = n_duplicates
+        warnings.append(_duplicates_sentence(n_duplicates, n_records, ids, drop_duplicates))
     frame = frame[frame["used"] > 0]
-    keys = [k.strip('"') for k in keys]
-    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad"]].rename(columns={"a": "model_a", "b": "model_b"})
+    frame = frame[keys + ["wins_a", "wins_b", "ties", "ties_bothbad"]].rename(
+        columns={"a": "model_a", "b": "model_b", **{q: key for key, q in extra.items()}})
+    keys = list(frame.columns[: len(keys)])
     for col in ("wins_a", "wins_b", "ties", "ties_bothbad"):
         frame[col] = frame[col].astype(float).fillna(0.0)
     total = float(frame[["wins_a", "wins_b", "ties", "ties_bothbad"]].to_numpy().sum())
     if total >= MAX_COUNT:
         raise DataError(f"the counts{where} add up to {total:.4g} comparisons, more than 2^53 - 1; "
                         "totals that large cannot be represented exactly.")
-    if not both_bad_as_ties and frame["ties_bothbad"].sum():
-        dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
+    if frame["ties_bothbad"].sum():  # the convention followed, in the accounting
+        if both_bad_as_ties:
+            notes[bothbad.COUNTED] = int(frame["ties_bothbad"].sum())
+        else:
+            dropped[DROP_BOTHBAD] = int(frame["ties_bothbad"].sum())
     agreement = None
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
-    frame = frame.sort_values(list(frame.columns[: len(keys)]), kind="stable").reset_index(drop=True)
-    ids = record_ids(table, shape, what) if ID_COLUMN in table.columns else None
-    return Cells(frame, n_records, dropped, notes, agreement, ids)
+    frame = frame.sort_values(keys, kind="stable").reset_index(drop=True)
+    record = None
+    if ID_COLUMN in table.columns:  # a duplicate (same record again) is counted once when dropped
+        record = record_ids(table, shape, what, distinct=used if drop_duplicates and ids else None)
+    reading = {"both_bad_as_ties": both_bad_as_ties, "by": by, "drop_duplicates": bool(drop_duplicates)}
+    return Cells(frame, n_records, dropped, notes, agreement, warnings, record, reading)
 
 
-def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np.ndarray:
+#: Notes (``Comparisons.notes``) of the reading rules.
+NOTE_SPACES = "records with names stripped of surrounding whitespace"
+NOTE_UNICODE = "records with names in another Unicode form or holding invisible characters (normalised)"
+NOTE_DUPLICATES = "records repeating an earlier record (duplicates)"
+
+
+def _column_list(names, kind: str, table: Table, where: str) -> list[str]:
+    """Covariate or contrast column names, each once and present in the table."""
+    names = [names] if isinstance(names, str) else list(names)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise DataError(f"{kind} column(s) {', '.join(map(repr, repeated))} given more than once; list each "
+                        "column once.")
+    missing = [c for c in names if c not in table.columns]
+    if missing:
+        raise DataError(f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "
+                        f"(columns: {', '.join(table.columns)}).")
+    return names
+
+
+def _spelling_warnings(frame: pd.DataFrame, judges: bool) -> list[str]:
+    """Names that several spellings became, and names that look alike (:mod:`bayesrank.data.names`)."""
+    out = []
+    for what, pairs in (("model name", (("a", "_spelled_a"), ("b", "_spelled_b"))),
+                        ("judge name", (("judge", "_spelled_judge"),) if judges else ())):
+        spellings: dict[str, set[str]] = {}
+        for name_col, spelled_col in pairs:
+            for name, written in zip(frame[name_col], frame[spelled_col]):
+                spellings.setdefault(name, set()).update(w for w in written if w is not None)
+        out += name_warnings(spellings, what)
+    return out
+
+
+def _duplicates_sentence(n: int, records: int, ids: Sequence[str], dropped: bool) -> str:
+    same = ", ".join(ids)
+    if dropped:
+        return (f"{n:,} of {records:,} records repeat an earlier record in every column read (identifier {same}): "
+                "probably exported twice; each was counted once (drop_duplicates=True)")
+    return (f"{n:,} of {records:,} records repeat an earlier record in every column read (identifier {same}): "
+            "probably exported twice, and counted as often as they appear; pass drop_duplicates=True "
+            "(CLI: --drop-duplicates) to count each once")
+
+
+def record_ids(table: Table, shape: str = "battles", what: str = "record",
+               distinct: Sequence[str] | None = None) -> np.ndarray:
     """The digest of every record's ``id``, in the input's order.
 
     The id is text by the name rule (``1``, ``1.0`` and ``"1"`` are one id); its digest is DuckDB's
@@ -709,6 +967,16 @@ def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np
     digest of a fixed text (:func:`id_digest`) is kept with the ids, and ids digested differently
     are never compared (:func:`bayesrank.data.merge.check_compatible` says so).
 
+    Parameters
+    ----------
+    table : Table
+    shape, what : str
+        The records' shape and what a record is called in messages.
+    distinct : sequence of str, optional
+        The columns that make a record (those :func:`aggregate` reads): a record equal to an
+        earlier one in all of them is a duplicate and leaves no id of its own (the records of
+        ``drop_duplicates=True``, each counted once).
+
     Raises
     ------
     DataError
@@ -717,15 +985,21 @@ def record_ids(table: Table, shape: str = "battles", what: str = "record") -> np
     text, raw, rules, _ = _name(table, ID_COLUMN)
     checks = [_Check(ID_COLUMN, raw, predicate, problem) for predicate, problem in rules]
     flags = ", ".join(f"coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks))
+    first = "true"
+    if distinct:
+        first = (f"row_number() OVER (PARTITION BY {', '.join(table.column(c) for c in distinct)} "
+                 "ORDER BY _record) = 1")
+    numbered = f"SELECT *, row_number() OVER () AS _record FROM ({table.sql}) r"
     try:
-        out = table.con.execute(f"SELECT hash({text}) AS id, {flags} FROM ({table.sql}) r").fetchnumpy()
+        out = table.con.execute(f"SELECT hash({text}) AS id, {first} AS _first, {flags} FROM ({numbered}) r "
+                                "ORDER BY _record").fetchnumpy()
     except DUCKDB_ERRORS as err:
         raise table.error(err) from None
     for k, check in enumerate(checks):
         n = int(np.sum(out[f"_check{k}"]))
         if n:
             _raise_first(table, check, n, "", shape, what)
-    return np.asarray(out["id"], dtype=np.uint64)
+    return np.asarray(out["id"], dtype=np.uint64)[np.asarray(out["_first"], dtype=bool)]
 
 
 def id_digest() -> str:
@@ -778,6 +1052,10 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
     if problem in ("covariate", "contrast"):
         return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
                 "fill it in or leave the column out.")
+    if problem == "long":
+        return (f"{head}: column '{column}' holds a name of {len(str(value)):,} characters ({n} such {what}s), longer "
+                f"than the {MAX_NAME_LENGTH:,} a model or judge name may have: check that the column holds names "
+                "(not answers or prompts).")
     if problem == "is missing or empty":
         return (f"{head}: column '{column}' is missing or empty ({n} such {what}s); fill in the name or "
                 f"remove the {what}.")
@@ -819,7 +1097,7 @@ def _agreement(table: Table, value: dict, skip: str | None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool = False,
+def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts", both_bad_as_ties: bool | None = None,
                       covariates: Sequence[str] = (), contrasts: Sequence[str] = (), source: str = "",
                       what: str = "row") -> Cells:
     """Aggregate per-row arrays (a mapping column → values) by the same rules."""
@@ -833,8 +1111,9 @@ def cells_from_arrays(columns: Mapping[str, Sequence], *, shape: str = "counts",
 
 def names_as_text(values: Sequence, column: str, source: str = "", what: str = "entry") -> list[str]:
     """Names as text by the documented rule (see the module docstring), refusing what it refuses."""
+    values = values.reset_index(drop=True) if isinstance(values, pd.Series) else list(values)  # a Series keeps its type
     with connection() as con:
-        table = table_from_frame(con, pd.DataFrame({column: list(values)}), source)
+        table = table_from_frame(con, pd.DataFrame({column: values}), source)
         text, raw, checks, _ = _name(table, column)
         for pred, problem in checks:
             n = con.execute(f"SELECT count(*) FROM ({table.sql}) r WHERE coalesce({pred}, false)").fetchone()[0]

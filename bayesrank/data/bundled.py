@@ -18,6 +18,9 @@ class BundledDataset:
     provenance: str
     licence: str
     format: str = "counts"
+    #: The both-bad convention of the reference numbers these data reproduce
+    #: (:mod:`bayesrank.data.bothbad`); ``load(name, both_bad_as_ties=...)`` overrides it.
+    both_bad_as_ties: bool = False
 
 
 DATASETS: dict[str, BundledDataset] = {
@@ -30,6 +33,7 @@ DATASETS: dict[str, BundledDataset] = {
         "and shipped by the leaderbot package (chatbotarena_20240814.json); reference data of "
         "Ameli et al., ICLR 2025, Tables D.1-D.3.",
         licence="BSD-3-Clause (leaderbot)",
+        both_bad_as_ties=False,  # the leaderbot paper's Tables D.1-D.3 leave both-bad ties out
     ),
     "mtbench-judges": BundledDataset(
         name="mtbench-judges",

@@ -12,6 +12,7 @@ from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.judges import near_duplicate_judges
+from bayesrank.data.positions import position_warnings
 
 #: Items listed per component before the list is shortened.
 _MAX_LISTED = 8
@@ -32,6 +33,9 @@ def statistical_warnings(data: Comparisons) -> list[str]:
     list of str
         One sentence per problem (empty when none is found):
 
+        * how the records were read (``data.warnings``: names that several spellings
+          became, names that only look alike, duplicate records, a local file read instead
+          of a bundled dataset);
         * the comparison graph is disconnected (scores are only comparable within a
           component).
 
@@ -39,7 +43,7 @@ def statistical_warnings(data: Comparisons) -> list[str]:
         bounds a score in a tie model, not in Bradley–Terry): MAP fits say it once, from
         :mod:`bayesrank.inference.existence`.
     """
-    return _disconnected(data)
+    return list(data.warnings) + _disconnected(data)
 
 
 def _disconnected(data: Comparisons) -> list[str]:
@@ -126,8 +130,9 @@ def judge_warnings(data: Comparisons, ties_modelled: bool = False
 
     * near-duplicate judges (from ``data.agreement``, available when the records carry
       question ids, whatever the input format);
-    * a judge whose every decisive verdict went to the answer shown in one position (when the
-      data say which was shown first): its verdicts reflect the position, not the answers;
+    * judges whose verdicts follow the position shown, and a presentation order that is a
+      function of the items (when the data say which answer was shown first; the rule and
+      what it means for each model: :mod:`bayesrank.data.positions`);
     * with ``ties_modelled`` (a model with a tie parameter per judge or per pair), a judge
       that never ties although the data have ties.
 
@@ -144,23 +149,11 @@ def judge_warnings(data: Comparisons, ties_modelled: bool = False
             "same model counted twice, which breaks the independence of judges"
             for j1, j2, n, agr in dups
         ]
+    out += position_warnings(data)
     if data.judge is None:
         return out, dups
     k = data.n_judges
     ties = np.bincount(data.judge, data.ties, k)
-    if data.first is not None:
-        first_a = data.first == 0
-        to_first = np.bincount(data.judge, np.where(first_a, data.wins_a, data.wins_b), k)
-        to_second = np.bincount(data.judge, np.where(first_a, data.wins_b, data.wins_a), k)
-        for j in range(k):
-            for picked, other, where in ((to_first[j], to_second[j], "first"), (to_second[j], to_first[j], "second")):
-                if picked >= _MIN_VERDICTS and other == 0:
-                    out.append(
-                        f"judge '{data.judges[j]}' chose the answer shown {where} in all {picked:.0f} of its decisive "
-                        f"verdicts ({ties[j]:.0f} ties): its verdicts reflect the position, not the answers; a "
-                        "position-bias model has no finite estimate for it — consider dropping it "
-                        "(Comparisons.without_judges)"
-                    )
     if ties_modelled and data.ties.sum() > 0:
         totals = np.bincount(data.judge, data.totals, k)
         for j in np.flatnonzero((ties == 0) & (totals >= _MIN_VERDICTS)):

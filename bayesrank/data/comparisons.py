@@ -8,6 +8,7 @@ always evaluated on these counts, never per record, which keeps a 1.4M-battle ar
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -75,17 +76,24 @@ class Comparisons:
         Records (rows) read; 0 when unknown (comparisons built in code).
     notes : dict
         Other reading notes with counts (empty cells removed, items left without comparisons,
-        names stripped of surrounding whitespace).
+        names normalised, duplicate records).
+    warnings : tuple of str
+        How the records were read, in words: names that several spellings became, names that
+        only look alike, duplicate records, a local file read instead of a bundled dataset
+        (:mod:`bayesrank.data.aggregate`, :mod:`bayesrank.data.names`). Every fit repeats them
+        in its warnings.
     record_ids : ndarray of uint64 or None
         The digests of the records' ids (records with an ``id`` column;
         :func:`~bayesrank.data.aggregate.record_ids`), so that an update can refuse records
         already counted (:func:`~bayesrank.data.merge.merge`); None without ids, and for a
         subset of the cells (its records are no longer known).
     reading : dict
-        How these cells were read from records: the options (``both_bad_as_ties``, ``by``; set by
-        :func:`~bayesrank.data.load.load`), so that later records are read alike, and with record
-        ids how they were digested (``id_digest``, :func:`~bayesrank.data.aggregate.id_digest`);
-        empty for comparisons built in code.
+        How these cells were read from records: the options (``both_bad_as_ties`` as resolved
+        for the records' shape, ``by``, ``drop_duplicates``;
+        :class:`~bayesrank.data.aggregate.Cells`), so that later records are read alike, and
+        with record ids how they were digested (``id_digest``,
+        :func:`~bayesrank.data.aggregate.id_digest`); empty for comparisons constructed from
+        arrays directly.
     """
 
     items: tuple[str, ...]
@@ -107,6 +115,7 @@ class Comparisons:
     source: str = ""
     n_records: int = 0
     notes: Mapping[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
     record_ids: np.ndarray | None = None
     reading: Mapping[str, object] = field(default_factory=dict)
 
@@ -126,7 +135,7 @@ class Comparisons:
         covariates: Mapping[str, Sequence] | None = None,
         contrasts: Mapping[str, Sequence] | None = None,
         items: Sequence[str] | None = None,
-        both_bad_as_ties: bool = False,
+        both_bad_as_ties: bool | None = None,
         dropped: Mapping[str, int] | None = None,
         source: str = "",
         what: str = "row",
@@ -155,8 +164,9 @@ class Comparisons:
             Rows with identical (pair, judge, position, covariates, contrasts) are aggregated.
         items : sequence of str, optional
             Item order to use (default: sorted names).
-        both_bad_as_ties : bool
-            Count "both bad" ties as ties (default ``False``: the leaderbot paper's convention).
+        both_bad_as_ties : bool, optional
+            Count "both bad" ties as ties (default None: these are counts, whose both-bad ties
+            are left out, the leaderbot paper's convention: :mod:`bayesrank.data.bothbad`).
         dropped : dict, optional
             Comparisons already left out by the caller, carried into the summary.
         source : str
@@ -244,8 +254,9 @@ class Comparisons:
         out = cls._from_cell_table(table.reset_index(drop=True), items, judges, names,
                                    {**dict(dropped or {}), **cells.dropped}, source,
                                    contrast_names)
-        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes, record_ids=cells.ids,
-                       reading={} if cells.ids is None else {"id_digest": id_digest()})
+        return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes,
+                       warnings=tuple(cells.warnings), record_ids=cells.ids,
+                       reading={**cells.reading, **({} if cells.ids is None else {"id_digest": id_digest()})})
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
@@ -343,14 +354,29 @@ class Comparisons:
     def without_judges(self, names) -> Comparisons:
         """The data without the comparisons of the named judges (judge list re-indexed).
 
+        Parameters
+        ----------
+        names : str or iterable of str
+            Judges to remove, spelled as in :attr:`judges`.
+
         Raises
         ------
         DataError
-            When no comparison is left.
+            A name that is not a judge of the data (the valid judges are listed: a misspelt
+            judge would otherwise be kept silently), judges asked for on data without judges,
+            or no comparison left.
         """
-        if self.judge is None:
+        names = [names] if isinstance(names, str) else [str(n) for n in names]
+        if not names:
             return self
-        drop = {self.judges.index(n) for n in names if n in self.judges}
+        if self.judges is None:
+            raise DataError(f"the data have no judges, so judges {names} cannot be removed; read records with a "
+                            "judge column to have judges.")
+        unknown = [n for n in names if n not in self.judges]
+        if unknown:
+            raise DataError(f"{', '.join(map(repr, unknown))} {'is not a judge' if len(unknown) == 1 else 'are not judges'}"
+                            f" of the data; the judges are {', '.join(map(repr, self.judges))}.")
+        drop = {self.judges.index(n) for n in names}
         keep = [k for k in range(self.n_judges) if k not in drop]
         remap = -np.ones(self.n_judges, dtype=np.int64)
         remap[keep] = np.arange(len(keep))
@@ -358,6 +384,22 @@ class Comparisons:
         if sub.n_cells == 0:
             raise DataError("no comparisons are left after removing the judges.")
         return replace(sub, judges=tuple(self.judges[k] for k in keep), judge=remap[sub.judge])
+
+    def cells_digest(self) -> str:
+        """A digest of what a model sees: the item and judge names, every cell's indices,
+        position, covariates, contrasts and counts — not where the data came from or how they
+        were read. Two comparisons with one digest give one fit; a saved fit checked against
+        new data compares digests (``bayesrank gars --fit``)."""
+        h = hashlib.sha256()
+        h.update(json.dumps([list(self.items), list(self.judges or []), list(self.covariate_names),
+                             list(self.contrast_names)]).encode())
+        for name in ("a", "b", "judge", "first"):
+            value = getattr(self, name)
+            h.update(name.encode() + (b"-" if value is None else np.asarray(value, dtype=np.int64).tobytes()))
+        for name in ("wins_a", "wins_b", "ties", "ties_bothbad", "covariates", "contrasts"):
+            value = getattr(self, name)
+            h.update(name.encode() + (b"-" if value is None else np.asarray(value, dtype=np.float64).tobytes()))
+        return h.hexdigest()
 
     def ties_as_halves(self) -> Comparisons:
         """The same cells with each tie counted as half a win for both sides (the Chatbot Arena
@@ -411,6 +453,7 @@ class Comparisons:
             coords={"outcome": list(OUTCOMES), "item": list(self.items)},
             attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source,
                    "n_records": int(self.n_records), "notes": json.dumps(dict(self.notes)),
+                   "warnings": json.dumps(list(self.warnings)),
                    "reading": json.dumps(dict(self.reading), sort_keys=True)},
         )
         if self.record_ids is not None:
@@ -458,6 +501,7 @@ class Comparisons:
             notes=json.loads(ds.attrs.get("notes", "{}")),
             record_ids=ds["record_id"].values.astype(np.uint64) if "record_id" in ds else None,
             reading=json.loads(ds.attrs.get("reading", "{}")),
+            warnings=tuple(json.loads(ds.attrs.get("warnings", "[]"))),
         )
 
     # ------------------------------------------------------------------ per item

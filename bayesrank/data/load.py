@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib import resources
@@ -20,17 +21,18 @@ from bayesrank.errors import DataError
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 
 
-def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
+def load_dataset(name: str, *, both_bad_as_ties: bool | None = None) -> Comparisons:
     """Load a bundled dataset by name.
 
     Parameters
     ----------
     name : str
         One of :data:`~bayesrank.data.bundled.DATASETS` (``bayesrank datasets`` lists them).
-    both_bad_as_ties : bool
-        For arena data: count "tie (bothbad)" as ties. Default ``False`` is the leaderbot
-        paper's convention (129 models, 3455 pairs, 1,374,996 comparisons). Judge data have
-        no both-bad ties.
+    both_bad_as_ties : bool, optional
+        For arena data: count "tie (bothbad)" as ties. Default None: the dataset's own option
+        (:attr:`~bayesrank.data.bundled.BundledDataset.both_bad_as_ties`; ``arena-2024`` keeps the
+        leaderbot paper's convention: 129 models, 3455 pairs, 1,374,996 comparisons). Judge data
+        have no both-bad ties.
 
     Returns
     -------
@@ -38,13 +40,14 @@ def load_dataset(name: str, *, both_bad_as_ties: bool = False) -> Comparisons:
     """
     path = dataset_path(name)
     with resources.as_file(path) as file:
-        data = read(file, DATASETS[name].format, both_bad_as_ties=both_bad_as_ties)
+        data = read(file, DATASETS[name].format,
+                    both_bad_as_ties=DATASETS[name].both_bad_as_ties if both_bad_as_ties is None else both_bad_as_ties)
     return replace(data, source=name)
 
 
 def load(
-    data, *, format: str | None = None, both_bad_as_ties: bool = False, covariates: Sequence[str] = (),
-    contrasts: Sequence[str] = (), by: str | None = None,
+    data, *, format: str | None = None, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
+    contrasts: Sequence[str] = (), by: str | None = None, drop_duplicates: bool = False,
 ) -> Comparisons:
     """Turn anything the API or CLI accepts into :class:`Comparisons`.
 
@@ -53,13 +56,18 @@ def load(
     data : Comparisons, table, mapping, str or Path
         A :class:`Comparisons` is returned as is; a pandas, Polars or PyArrow table or a
         DuckDB relation goes to :func:`~bayesrank.data.records.from_frame`; a mapping with keys ``models``, ``X``,
-        ``Y`` to :func:`~bayesrank.data.records.from_count_table`; a name in
-        :data:`~bayesrank.data.bundled.DATASETS` to :func:`load_dataset`; any other string
-        or path to :func:`~bayesrank.data.files.read`.
+        ``Y`` to :func:`~bayesrank.data.records.from_count_table`; a string or path to
+        :func:`~bayesrank.data.files.read` when a file of that name exists (or it is ``"-"``,
+        standard input), otherwise a name in :data:`~bayesrank.data.bundled.DATASETS` to
+        :func:`load_dataset`. A local file with the name of a bundled dataset is read, and
+        the comparisons' warnings say so (rename it to read the bundled dataset).
     format : str, optional
         File format for :func:`~bayesrank.data.files.read` (CLI: ``--data-format``).
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties (ignored for a :class:`Comparisons`).
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties (ignored for a :class:`Comparisons`); None (default): the
+        convention of the input — battle records (raw Arena logs) count them as ties, count
+        records and count tables leave them out, a bundled dataset follows its own option
+        (:mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric record columns to keep as per-cell context covariates.
     contrasts : sequence of str
@@ -68,13 +76,16 @@ def load(
     by : str, optional
         A category column (language, task type) grouping battle or count records, for the
         per-category leaderboards of :class:`~bayesrank.model.categories.ByCategory`.
+    drop_duplicates : bool
+        Count records that repeat an earlier record exactly once (records with an identifier
+        column; :mod:`bayesrank.data.aggregate`); reported either way (CLI: ``--drop-duplicates``).
 
     Returns
     -------
     Comparisons
         ``data`` itself when it is one; otherwise comparisons whose ``reading`` records
-        ``both_bad_as_ties`` and ``by``, so that later records are read alike
-        (:meth:`bayesrank.Fit.update`).
+        ``both_bad_as_ties`` (as resolved for the input), ``by`` and ``drop_duplicates``, so
+        that later records are read alike (:meth:`bayesrank.Fit.update`).
 
     Raises
     ------
@@ -83,27 +94,36 @@ def load(
     """
     if isinstance(data, Comparisons):
         return data
-    out = _loaded(data, format, both_bad_as_ties, covariates, contrasts, by)
-    return replace(out, reading={**out.reading, "both_bad_as_ties": bool(both_bad_as_ties), "by": by})
+    return _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates)
 
 
-def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
+def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates) -> Comparisons:
+    records = dict(both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts, by=by,
+                   drop_duplicates=drop_duplicates)
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
-        return from_frame(data, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                          by=by)
+        return from_frame(data, **records)
     if isinstance(data, Mapping):
         return from_count_table(data, both_bad_as_ties=both_bad_as_ties)
     if isinstance(data, str | Path):
-        if isinstance(data, str) and data in DATASETS:
+        path = _local(data)
+        bundled = isinstance(data, str) and data in DATASETS
+        if path is not None:
+            if bundled and format is None and not Path(data).suffix:
+                raise DataError(f"'{data}' is a file here and the name of a bundled dataset; the file is read, but its "
+                                "format cannot be told from its name: pass format= (CLI: --data-format), or move "
+                                "the file to read the bundled dataset.")
+            out = read(path, format, **records)
+            if bundled:
+                out = replace(out, warnings=(*out.warnings, f"read the local file {str(path)!r}, not the bundled "
+                                             f"dataset of the same name; rename or move the file to read the "
+                                             "bundled dataset"))
+            return out
+        if bundled:
             asked = [f"{k}={v!r}" for k, v in (("covariates", covariates), ("contrasts", contrasts), ("by", by)) if v]
             if asked:
                 raise DataError(f"the bundled dataset {data!r} is aggregated counts without record columns, so "
                                 f"{', '.join(asked)} cannot apply; pass a file or table of records instead.")
             return load_dataset(data, both_bad_as_ties=both_bad_as_ties)
-        path = Path(data).expanduser()
-        if path.exists():
-            return read(path, format, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                        by=by)
         raise DataError(
             f"'{data}' is neither a bundled dataset ({', '.join(DATASETS)}) nor an existing file; "
             f"check the spelling or the path."
@@ -112,3 +132,25 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by) -> Compar
         f"cannot load data of type {type(data).__name__}; pass a file path, a bundled dataset "
         f"name, a pandas / Polars / PyArrow table, a DuckDB relation or a Comparisons object."
     )
+
+
+def _local(data: str | Path) -> Path | str | None:
+    """The file ``data`` names when there is something at that path (also a dangling link,
+    or a path the system refuses as too long, for :func:`read` to explain), ``"-"`` for
+    standard input, else None. ``~`` is expanded only when no file has the literal name."""
+    if str(data) == "-":
+        return "-"
+    try:
+        expanded = Path(data).expanduser()
+    except RuntimeError:  # "~user" of no user
+        expanded = Path(data)
+    for path in (Path(data), expanded):
+        try:
+            if os.path.lexists(path):
+                return path
+            os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError:  # too long, a part is a file, no permission: read() says which
+            return path
+    return None

@@ -78,7 +78,7 @@ def check_compatible(old: Comparisons, new: Comparisons, *, old_name: str = "the
     for key in sorted((set(old.reading) & set(new.reading)) - {"id_digest"}):
         if old.reading[key] != new.reading[key]:
             raise DataError(f"{old_name} was read with {key}={old.reading[key]!r} and {new_name} with "
-                            f"{key}={new.reading[key]!r}; read them alike.")
+                            f"{key}={new.reading[key]!r}; read {new_name} with {key}={old.reading[key]!r}.")
     shared = set(old.items) & set(new.items)
     if not shared:
         raise DataError(f"none of the {new.n_items} models of {new_name} ({_names(new.items)}) is among the "
@@ -195,8 +195,8 @@ def merge(old: Comparisons, new: Comparisons, *, source: str | None = None, old_
     Returns
     -------
     Comparisons
-        Counts, records, dropped records and reading notes added; record ids kept when both
-        have them; judge agreement pooled over the two (each side's shared records: verdicts
+        Counts, records, dropped records and reading notes added, the reading warnings of
+        both (each once); record ids kept when both have them; judge agreement pooled over the two (each side's shared records: verdicts
         on one record split across the two sets are not paired).
 
     Raises
@@ -215,7 +215,7 @@ def merge(old: Comparisons, new: Comparisons, *, source: str | None = None, old_
         agreement=_pooled_agreement(old.agreement, new.agreement),
         dropped=_added(old.dropped, new.dropped), notes=_added(old.notes, new.notes),
         source=old.source if source is None else source, n_records=int(old.n_records) + int(new.n_records),
-        record_ids=ids,
+        record_ids=ids, warnings=tuple(dict.fromkeys((*old.warnings, *new.warnings))),
     )
 
 

@@ -39,6 +39,7 @@ from bayesrank.data.aggregate import (
     table_from_frame,
 )
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.names import spelled
 from bayesrank.errors import DataError
 
 __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_count_table", "from_counts",
@@ -46,25 +47,26 @@ __all__ = ["BATTLE_OUTCOMES", "JUDGE_VERDICTS", "SHAPES", "from_battles", "from_
 
 
 # ---------------------------------------------------------------------- records
-def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool = False,
+def from_table(table: Table, shape: str | None = None, *, both_bad_as_ties: bool | None = None,
                covariates: Sequence[str] = (), contrasts: Sequence[str] = (), by: str | None = None,
-               source: str = "") -> Comparisons:
+               source: str = "", drop_duplicates: bool = False) -> Comparisons:
     """Aggregate a :class:`~bayesrank.data.aggregate.Table` of records into comparisons
     (the shape is detected from the columns when not given)."""
     shape = shape or detect_shape(list(table.columns), table.source)
     cells = aggregate(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                      by=by, what="row" if shape == "counts" else "record")
+                      by=by, what="row" if shape == "counts" else "record", drop_duplicates=drop_duplicates)
     return Comparisons.from_aggregate(cells, source=source)
 
 
-def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None) -> Comparisons:
+def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=None,
+          drop_duplicates=False) -> Comparisons:
     with connection() as con:
         table = table_from_frame(con, frame, source)
         return from_table(table, shape, both_bad_as_ties=both_bad_as_ties, covariates=covariates,
-                          contrasts=contrasts, by=by, source=source)
+                          contrasts=contrasts, by=by, source=source, drop_duplicates=drop_duplicates)
 
 
-def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
                  by: str | None = None, source: str = "") -> Comparisons:
     """Read Chatbot Arena battle records.
 
@@ -74,8 +76,9 @@ def from_battles(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str
         One battle per row with columns ``model_a``, ``model_b`` and ``winner`` in
         :data:`BATTLE_OUTCOMES` (other columns are ignored). ``model_a`` is the model shown
         first, so every record gets ``first = 0``.
-    both_bad_as_ties : bool
-        Count "tie (bothbad)" as ties (default ``False``, the leaderbot paper's convention).
+    both_bad_as_ties : bool, optional
+        Count "tie (bothbad)" as ties (default None: yes, the Arena convention of raw logs;
+        :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
     contrasts : sequence of str
@@ -132,7 +135,7 @@ def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[s
     return _read(df, "judgements", False, covariates, source, contrasts)
 
 
-def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
                 by: str | None = None, source: str = "") -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
@@ -142,8 +145,8 @@ def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str]
         Columns ``model_a``, ``model_b``, ``wins_a``, ``wins_b`` and optionally ``ties``,
         ``ties_bothbad``, ``judge`` and ``first`` (``a``/``b`` or 0/1: which was shown
         first). Duplicate rows are summed; ``(b, a)`` rows are flipped onto ``(a, b)``.
-    both_bad_as_ties : bool
-        Count ``ties_bothbad`` as ties.
+    both_bad_as_ties : bool, optional
+        Count ``ties_bothbad`` as ties (default None: no, :mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
     contrasts : sequence of str
@@ -156,8 +159,8 @@ def from_counts(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str]
     return _read(df, "counts", both_bad_as_ties, covariates, source, contrasts, by)
 
 
-def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
-               by: str | None = None, source: str = "") -> Comparisons:
+def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+               by: str | None = None, source: str = "", drop_duplicates: bool = False) -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
 
     The shape is detected from the columns: ``winner`` → battles, ``judge_preferred_model``
@@ -169,8 +172,8 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
     df : pandas / Polars (eager or lazy) / PyArrow table or DuckDB relation
         The records. Dask and Spark frames: aggregate them to the counts shape in their own
         engine first (README, "Data").
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties (battles and counts).
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties; None: battles yes, counts no (:mod:`bayesrank.data.bothbad`).
     covariates : sequence of str
         Numeric columns to keep as per-cell context covariates.
     contrasts : sequence of str
@@ -179,6 +182,9 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         Category column grouping battle or count records (judge records are grouped by judge).
     source : str
         Provenance for messages.
+    drop_duplicates : bool
+        Count a record that repeats an earlier one exactly (records with an identifier column,
+        :data:`~bayesrank.data.aggregate.ID_COLUMNS`) once; duplicates are reported either way.
 
     Raises
     ------
@@ -186,11 +192,11 @@ def from_frame(df, *, both_bad_as_ties: bool = False, covariates: Sequence[str] 
         When no shape matches: names the columns missing for the closest shape and lists the
         accepted column sets; or the first refused record.
     """
-    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by)
+    return _read(df, None, both_bad_as_ties, covariates, source, contrasts, by, drop_duplicates)
 
 
 # ---------------------------------------------------------------------- count tables
-def from_count_table(table: Mapping, *, both_bad_as_ties: bool = False, source: str = "") -> Comparisons:
+def from_count_table(table: Mapping, *, both_bad_as_ties: bool | None = None, source: str = "") -> Comparisons:
     """Read a leaderbot-style count table.
 
     Parameters
@@ -201,8 +207,9 @@ def from_count_table(table: Mapping, *, both_bad_as_ties: bool = False, source: 
         "both bad" ties last; or ``(n, 2)`` without ties). Every entry is checked: names by the
         rule of :mod:`bayesrank.data.aggregate`, indices whole numbers in range (not
         booleans), counts by the count rules (the pair is named in messages).
-    both_bad_as_ties : bool
-        Count "both bad" ties as ties (default ``False``, the leaderbot paper's convention).
+    both_bad_as_ties : bool, optional
+        Count "both bad" ties as ties (default None: no, the leaderbot paper's convention of
+        this format; :mod:`bayesrank.data.bothbad`).
     source : str
         Provenance for messages.
     """
@@ -218,7 +225,11 @@ def from_count_table(table: Mapping, *, both_bad_as_ties: bool = False, source: 
     seen: dict[str, int] = {}
     for k, name in enumerate(names):
         if name in seen:
-            raise DataError(f"count table{where}: 'models' names {name!r} twice (positions {seen[name]} and {k}); "
+            spellings = "" if models[seen[name]] == models[k] else (
+                f", written {spelled(str(models[seen[name]]))} and {spelled(str(models[k]))}: one name by the "
+                "reading rule of names (bayesrank.data.names)")
+            raise DataError(f"count table{where}: 'models' names {name!r} twice (positions {seen[name]} and {k}"
+                            f"{spellings}); "
                             "each model must appear once, or its pairs would be merged silently.")
         seen[name] = k
     if not isinstance(X, list) or not isinstance(Y, list):

@@ -8,7 +8,7 @@ V_jk = Diag(μ_jk) − μ_jkμ_jkᵀ the outcome's covariance. Minimising it und
 
     π*_jk(x) = clip(√(a_jk(x) / (λ c_jk)), π_lo, 1),
 
-with λ found by bisection so that the budget binds (digest ``seed-dmlrank.md`` §3). For the
+with λ found by bisection so that the budget binds (Frauen et al., "Nonparametric LLM Evaluation from Preference Data", §6 and App. G). For the
 Borda score this is Neyman allocation (balanced pairs first); for the BT projection lopsided
 pairs, whose log-odds are noisy, come first.
 """

@@ -1,7 +1,7 @@
 """DMLRank: the cross-fitted one-step estimator of a GARS with its efficient influence function.
 
 For contexts x_i (prompts) with labelled ordered pairs S_i,jk = 1 and labels y_i,jk
-(Frauen et al., Thm 5.1, eqs. 9–12; digest ``seed-dmlrank.md`` §2):
+(Frauen et al., "Nonparametric LLM Evaluation from Preference Data", Thm 5.1, eqs. 9–12):
 
     φ_i = F(μ̂(x_i)) + Σ_{j≠k} (S_i,jk / π̂_jk(x_i)) J_jk(μ̂(x_i)) (y_i,jk − μ̂_jk(x_i)),
     θ̂ = mean_i φ_i,    Σ̂ = mean_i (φ_i − θ̂)(φ_i − θ̂)ᵀ,    se = √(diag Σ̂ / n),

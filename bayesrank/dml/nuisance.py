@@ -44,9 +44,8 @@ from bayesrank.errors import BayesrankError
 
 #: Rows of the propensity model beyond which unlabelled pairs are subsampled (and weighted up).
 MAX_PROPENSITY_ROWS = 500_000
-#: OpenMP / BLAS threads of the learners. One by default: on a machine whose cores are busy,
-#: spinning threads made a 3000-row boosting fit 80 times slower with two threads than with one
-#: (measured on this 2-core machine under load); raise it on a dedicated multi-core machine.
+#: OpenMP / BLAS threads of the learners. One by default, because spinning OpenMP threads stall
+#: on a machine whose cores are busy; raise it on a dedicated multi-core machine.
 THREADS = 1
 
 

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bayesrank.data.aggregate import names_as_text
+from bayesrank.data.bundled import DATASETS, dataset_path
 from bayesrank.data.files import read_frame
 from bayesrank.errors import DataError
 
@@ -98,7 +101,8 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
     Parameters
     ----------
     data : DataFrame, str or Path
-        The table, or a CSV / Parquet / JSON / JSONL file of it.
+        The table, a CSV / Parquet / JSON / JSONL file of it, or the name of a bundled dataset
+        (:func:`bundled_records`).
     features, judge_probs : sequence of str
         Column names.
     context : str
@@ -114,6 +118,8 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
         Missing columns, unknown winners or items, non-numeric or varying features, repeated
         labels of one pair in one context, missing judge rows, propensities outside (0, 1].
     """
+    if isinstance(data, str) and data in DATASETS:  # a bundled dataset, by name as every command takes it
+        data, context = bundled_records(data), "context"
     frame = data if isinstance(data, pd.DataFrame) else read_frame(Path(data), format)
     source = "the records" if isinstance(data, pd.DataFrame) else str(data)
     features, judge_probs = list(features), list(judge_probs)
@@ -132,8 +138,7 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
     n = len(context_ids)
     X = _features(frame, features, codes, n, source, context)
     has_pair = frame["model_a"].notna().to_numpy() & frame["model_b"].notna().to_numpy()
-    names_a = frame["model_a"].astype("string").to_numpy()
-    names_b = frame["model_b"].astype("string").to_numpy()
+    names_a, names_b = (_names(frame[c], has_pair, c, source) for c in ("model_a", "model_b"))
     items = tuple(sorted(set(names_a[has_pair]) | set(names_b[has_pair])))
     if len(items) < 2:
         raise DataError(f"{source} compares fewer than two items; pass rows with model_a and model_b.")
@@ -169,6 +174,43 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
                    ctx=ctx.astype(np.int64), first=first.astype(np.int64), second=second.astype(np.int64),
                    label=label[keep].astype(np.int64), propensity=known, judge=judge,
                    judge_names=tuple(judge_probs), n_categories=n_categories)
+
+
+def _names(column: pd.Series, present: np.ndarray, name: str, source: str) -> np.ndarray:
+    """The names of the rows with a pair, by the one reading rule of names
+    (:func:`bayesrank.data.aggregate.names_as_text`); None on the other rows."""
+    out = np.full(len(column), None, dtype=object)
+    if present.any():
+        out[present] = names_as_text(column[present], name, source, what="labelled row")
+    return out
+def bundled_records(name: str) -> pd.DataFrame:
+    """A bundled dataset as DMLRank records.
+
+    ``mtbench-judges``: each (question, judge) is a context, each verdict the label of the pair
+    shown in it (``model_a`` first; "unknown" verdicts are left out, as everywhere). No features,
+    so DMLRank is the saturated model's estimate with the delta method.
+
+    Raises
+    ------
+    DataError
+        For ``arena-2024``: its pair counts have no contexts, no display order and leave most
+        pairs never compared, so there is nothing to cross-fit; its GARS come from
+        ``bayesrank gars arena-2024`` (the counts, or a model's probabilities for the pairs never
+        compared).
+    """
+    spec = DATASETS[name]
+    if spec.format == "counts":
+        raise DataError(f"{name} is aggregated pair counts without contexts (prompts), display order or labels per "
+                        "prompt, and most pairs were never compared: DMLRank has nothing to cross-fit there. Its GARS "
+                        f"come from 'bayesrank gars {name}' (raw counts, or a model's probabilities for pairs never "
+                        "compared); DMLRank takes records of labelled pairs per context (see 'bayesrank dml --help').")
+    with resources.as_file(dataset_path(name)) as path:
+        frame = read_frame(path, spec.format)
+    frame = frame[frame["judge_preferred_model"] != "unknown"]
+    winner = frame["judge_preferred_model"].map({"a": "model_a", "b": "model_b", "c": "tie"})
+    return pd.DataFrame({"context": frame["question_id"].astype(str) + " | " + frame["judge_model"].astype(str),
+                         "model_a": frame["model_a"], "model_b": frame["model_b"], "winner": winner}
+                        ).reset_index(drop=True)
 
 
 def _features(frame, features, codes, n, source, context) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The paper's synthetic simulators (App. J; digest ``seed-dmlrank.md`` §4.1), with their truth.
+"""The paper's synthetic simulators (Frauen et al., App. J), with their truth.
 
 Contexts X ~ U[0, 1]^p. Item utilities
 u_j(x) = W_jᵀx + b_j + W⁽q⁾_jᵀ x²_{1:q} + s·sin(2πx₀ + ϕ_j) with W ~ N(0, σ_ℓ² = 1), W⁽q⁾ ~ N(0, 0.6²),

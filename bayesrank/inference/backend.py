@@ -3,7 +3,8 @@
 The per-cell kernels (:mod:`bayesrank.inference.kernels`) and the map from the free coordinates
 to the model variables (:class:`~bayesrank.inference.structure.Structure`) are compiled in
 :func:`mode`: PyTensor's virtual machine running each operation's NumPy implementation, with
-the ``fast_run`` rewrites except elementwise fusion (a fused loop has no NumPy implementation),
+the ``fast_run`` rewrites except elementwise fusion (a fused loop has no NumPy implementation) and
+without shape assertions,
 every plain ``OpFromGraph`` inlined (the gradient of ``logsumexp`` is one), and the scalar
 operations that PyTensor implements only element by element in Python given a vectorised form
 (:func:`_vectorised_scalar_ops`).
@@ -49,7 +50,9 @@ def mode():
         return inline_ofg_node(node) if type(node.op) is OpFromGraph else False
 
     base = pytensor.compile.mode.Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer="fast_run")
-    return (base.excluding("fusion")
+    # shape assertions removed: the inputs' shapes agree by construction (every per-cell array has one
+    # row per cell), and each assertion is one more Python call per evaluation
+    return (base.excluding("fusion").including("local_remove_all_assert")
             .register((dfs_rewriter(inline_opfromgraph), -0.005))
             .register((_vectorised_scalar_ops(), _VECTORISE_POSITION)))
 

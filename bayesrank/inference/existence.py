@@ -82,6 +82,13 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
         out.update(mle_exists=False, warnings=[_sentence(found, prepared)],
                    diverging={name: part["moves"] for name, part in found.items()})
         return out
+    separated = separated_judges(bound, theta)
+    if separated:
+        out.update(mle_exists=False, degenerate_judges=list(separated), recommendation=(
+            f"drop the judge{'s' if len(separated) > 1 else ''} {', '.join(repr(n) for n in separated)} "
+            "(Comparisons.without_judges), or fit with priors on log γ (method='nuts')"),
+            warnings=warnings + [_separated_sentence(separated)])
+        return out
     signed = framework.signed_counterpart()
     if signed is None:
         return out
@@ -95,6 +102,63 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
     verdict = judge_existence(prepared.judges, gamma, signed_gamma)
     verdict["warnings"] = warnings + verdict["warnings"]
     return {**out, **verdict}
+
+
+def separated_judges(bound: Bound, theta: np.ndarray) -> dict[str, int]:
+    """Judges whose discrimination's maximum-likelihood estimate is +∞: judge → its verdicts.
+
+    With γ_k = e^{log γ_k} multiplying the score differences of judge k's cells, raising
+    log γ_k moves each cell's predictor d along ∂d/∂log γ_k = γ_k(s_a − s_b) (whatever the
+    position bias and style terms add, which stay fixed). When every verdict of the judge
+    agrees with the sign of its cell's score difference (each observed outcome's recession
+    half-planes, :data:`~bayesrank.model.links.RECESSION`, hold for that move) and at least one
+    difference is not zero, the judge's likelihood rises towards 1 as γ_k → ∞ while the other
+    judges' is unchanged: the supremum is not attained and the MLE does not exist (a judge
+    with one verdict, or a few that all follow the consensus, is enough). The constraint
+    Σ log γ = 0 is a choice of scale that turns this into the other γ's falling and the scores
+    growing, the same direction. A sufficient condition, checked at the optimiser's point.
+    Empty for frameworks without ``log_gamma``.
+    """
+    structure = bound.structure
+    nmap = structure.natural
+    if "log_gamma" not in nmap.names or "d" not in structure.predictors:
+        return {}
+    cd = CellDerivatives.at(bound, theta)
+    start = nmap.offsets["log_gamma"]
+    size = int(np.prod(nmap.shapes["log_gamma"])) if nmap.shapes["log_gamma"] else 1
+    rows, jac = cd.rows["d"], cd.jac["d"]
+    inside = (rows >= start) & (rows < start + size)
+    n = rows.shape[0]
+    judge = np.full(n, -1)
+    hit = inside.any(axis=1)
+    judge[hit] = rows[hit, np.argmax(inside[hit], axis=1)] - start
+    move = np.where(inside, jac, 0.0).sum(axis=1)
+    link = structure.framework.link
+    counts = bound.counts
+    agrees = np.ones(n, dtype=bool)
+    for o, outcome in enumerate(OUTCOMES):
+        seen = counts[:, o] > 0
+        for c_d, _ in RECESSION[link][outcome]:
+            agrees &= ~seen | (c_d * move >= 0)
+        if not RECESSION[link][outcome]:  # an outcome that allows no move of d (a Bradley–Terry tie)
+            agrees &= ~seen | (move == 0)
+    judges = bound.data.judges or ()
+    out = {}
+    for k, name in enumerate(judges):
+        mine = judge == k
+        if mine.any() and agrees[mine].all() and np.any(np.abs(move[mine]) > 0):
+            out[name] = int(round(float(counts[mine].sum())))
+    return out
+
+
+def _separated_sentence(separated: dict[str, int]) -> str:
+    """:func:`separated_judges`' finding, in words."""
+    detail = ", ".join(f"'{name}' ({n:,} verdict{'s' if n != 1 else ''})" for name, n in list(separated.items())[:_LISTED])
+    more = f" (+{len(separated) - _LISTED} more)" if len(separated) > _LISTED else ""
+    return (f"the judge-aware maximum-likelihood estimate does not exist: every verdict of {detail}{more} agrees "
+            "with the order of the scores, so that judge's discrimination γ → ∞ (with Σ log γ = 0: the other "
+            "γ's → 0 and the scores grow without bound); no estimates are reported. Drop the judge "
+            "(Comparisons.without_judges), or use method='nuts' (priors on log γ).")
 
 
 def _linear_variables(structure, cd: CellDerivatives) -> set[str]:

@@ -2,7 +2,7 @@
 
 With per-cell predictors p_c = (d_c[, h_c]) of the local natural values u_c (kernels in
 :mod:`bayesrank.inference.kernels`) and the affine map nat = c + Bθ
-(:class:`~bayesrank.inference.compiled.NaturalMap`), every matrix here has the form
+(:class:`~bayesrank.inference.natural.NaturalMap`), every matrix here has the form
 
     Bᵀ [ Σ_c J_cᵀ W_c J_c  (+ Σ_c Σ_q g_cq ∇²p_cq) ] B,
 
@@ -13,7 +13,8 @@ W_c (P × P, P = 1 or 2 predictors) that says which matrix is built:
     −∇²ℓ(θ): W_c = −∂²L_c/∂p², plus the second derivatives of non-linear predictors
     weighted by −∂L_c/∂p (the Thurstonian z, the judge discrimination e^α (s_a − s_b)).
 ``expected``
-    The plug-in expected information with the empirical design (judge-aware digest §3.4):
+    The plug-in expected information with the empirical design ("A Judge-Aware Ranking
+    Framework…", Theorem 3.4):
     W_c = n_c Σ_o P_co ∇_p log P_co ∇_p log P_coᵀ — for a two-outcome cell the paper's
     n p̂(1 − p̂) g gᵀ, with no (y − p)∇²η term.
 ``scores``
@@ -236,7 +237,7 @@ class CellDerivatives:
     counts : ndarray, optional
         ``(n, 3)`` counts (zeros when predicting).
     rows, positions, affine : dict, optional
-        The cells' :meth:`~bayesrank.inference.compiled.Structure.local_rows`, a dict in which the
+        The cells' :meth:`~bayesrank.inference.structure.Structure.local_rows`, a dict in which the
         flat matrix positions of their blocks are kept, and one in which every linear predictor's
         value at zero inputs and its Jacobian are kept (:meth:`at`: the bound model's own, made
         once per fit: they do not depend on the values; a linear predictor's second derivatives

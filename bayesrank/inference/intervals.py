@@ -23,7 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.linalg import blas, cholesky, eigh
 
+from bayesrank import progress
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.information import Units, information
@@ -93,6 +95,33 @@ def sandwich(bound: Bound, theta: np.ndarray, observed: np.ndarray, units: Units
     return 0.5 * (cov + cov.T)
 
 
+def sandwich_factor(bound: Bound, theta: np.ndarray, wald: np.ndarray, units: Units) -> np.ndarray:
+    """F with F Fᵀ = I⁻¹ M I⁻¹, the sandwich of :func:`sandwich` as a factor, for the large-model
+    path where no n × n covariance is formed (:data:`bayesrank.inference.map.DENSE_COVARIANCE_MAX`).
+
+    ``wald`` is the upper-triangular U with U Uᵀ = I⁻¹ (:func:`~bayesrank.inference.information.inverse_factor`);
+    with R Rᵀ = M (Cholesky, or the eigen-decomposition's V √Λ when M is only semi-definite),
+    F = U (Uᵀ R): the same covariance, from one Cholesky factorisation and two triangular
+    products (LAPACK/BLAS trmm, in place) — the order of work and memory of the Wald path, with
+    at most two n × n arrays alive, instead of the inverse and two dense products of the whole
+    sandwich.
+    """
+    meat = information(bound, theta, "scores", units=units)
+    meat = meat.T if meat.flags.c_contiguous else meat  # symmetric: the Fortran-ordered view, factored in place
+    try:
+        root = cholesky(meat, lower=True, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError:  # M is positive semi-definite only
+        values, vectors = eigh(information(bound, theta, "scores", units=units), overwrite_a=True,
+                               check_finite=False)
+        root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    del meat
+    root = np.asfortranarray(root)
+    # U itself, or (C-ordered) its transpose as a Fortran-ordered lower triangle: no copy either way
+    a, lower = (wald, 0) if wald.flags.f_contiguous else (np.asfortranarray(wald.T), 1)
+    root = blas.dtrmm(1.0, a, root, lower=lower, trans_a=1 - lower, overwrite_b=1)  # Uᵀ R
+    return blas.dtrmm(1.0, a, root, lower=lower, trans_a=lower, overwrite_b=1)  # U Uᵀ R
+
+
 def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: np.random.Generator,
               maxiter: int) -> tuple[np.ndarray, dict]:
     """θ̂ of ``n_boot`` multinomial resamples of the comparisons.
@@ -123,20 +152,22 @@ def bootstrap(bound: Bound, theta: np.ndarray, units: Units, n_boot: int, rng: n
     total = int(round(flat.sum()))
     p = flat / flat.sum()
     kept, failed, iterations = [], 0, 0
-    for start in range(0, n_boot, BOOTSTRAP_CHUNK):
-        draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
-        for draw in draws:
-            counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
-            resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
-            exists, _ = mle_existence(resample)
-            if not exists:
-                failed += 1
-                continue
-            end = maximise(structure.bind(resample), theta, maxiter=maxiter)
-            iterations += end.iterations
-            if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
-                failed += 1
-                continue
-            kept.append(end.theta)
+    with progress.bar("bootstrap: refitting resamples", n_boot) as shown:
+        for start in range(0, n_boot, BOOTSTRAP_CHUNK):
+            draws = rng.multinomial(total, p, size=min(BOOTSTRAP_CHUNK, n_boot - start))
+            for draw in draws:
+                shown.advance()
+                counts = units.cell_counts(draw.reshape(n_cells, n_kinds).astype(float))
+                resample = replace(prepared, wins_a=counts[:, 0], wins_b=counts[:, 1], ties=counts[:, 2])
+                exists, _ = mle_existence(resample)
+                if not exists:
+                    failed += 1
+                    continue
+                end = maximise(structure.bind(resample), theta, maxiter=maxiter)
+                iterations += end.iterations
+                if not np.all(np.isfinite(end.theta)) or end.grad_max > BOOTSTRAP_TOL:
+                    failed += 1
+                    continue
+                kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}

@@ -53,7 +53,7 @@ from bayesrank.inference.existence import check_existence
 from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
                                              inverse_factor)
 from bayesrank.inference.information import information as information_matrix
-from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich
+from bayesrank.inference.intervals import DESCRIPTIONS, bootstrap, comparison_units, sandwich, sandwich_factor
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -63,8 +63,9 @@ from bayesrank.model.framework import INTERVALS, Framework
 #: The KKT tolerance: an end point is stationary when the largest entry of the gradient of the
 #: log-likelihood per comparison is below this.
 GRADIENT_TOL = 1e-8
-#: Beyond this many free coordinates a Wald fit on the observed information keeps its covariance as
-#: a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂) — and
+#: Beyond this many free coordinates a Wald or sandwich fit on the observed information keeps its
+#: covariance as a factor — the triangular inverse of the information's Cholesky factor, F Fᵀ = Cov(θ̂)
+#: (the sandwich's from it: :func:`~bayesrank.inference.intervals.sandwich_factor`) — and
 #: never forms Cov(θ̂): standard errors are row norms of B F, draws are θ̂ + F z, and the estimate
 #: group stores neither ``theta_cov`` nor the ``<name>_cov`` of :meth:`Framework.covariances`
 #: (``attrs["covariance_stored"] = 0``). The results layer then takes contrasts from the draws.
@@ -201,6 +202,8 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     spread = covariance(framework, data, bound, found, kind, intervals, weights, n_draws, n_boot, rng, maxiter)
     notes += spread.notes
     found.diagnostics.update(spread.diagnostics)
+    if spread.singular:  # the information inverted for the intervals: the parameters are not identified by it
+        found.diagnostics["converged"] = False
     if len(runs) > 1:
         n = prepared.n_comparisons
         found.diagnostics.update(
@@ -321,7 +324,7 @@ def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: st
     if chart is not None:
         observed = chart.T @ observed @ chart
     finite = bool(np.all(np.isfinite(observed)))
-    large = observed.shape[0] > DENSE_COVARIANCE_MAX and kind == "observed" and intervals == "wald" and chart is None
+    large = observed.shape[0] > DENSE_COVARIANCE_MAX and kind == "observed" and intervals in ("wald", "sandwich") and chart is None
     if not finite:
         eig_min, eig_max, factor, observed = float("nan"), float("nan"), None, None
     else:
@@ -390,6 +393,8 @@ class Spread:
     se, cross, sample : dict
         Standard errors, covariances of the :meth:`Framework.covariances` variables, and draws.
     n_draws : int
+    singular : bool
+        The information inverted for the intervals was singular.
     notes : list of str
     diagnostics : dict
     """
@@ -399,6 +404,7 @@ class Spread:
     cross: dict
     sample: dict
     n_draws: int
+    singular: bool = False
     notes: list = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
 
@@ -414,12 +420,14 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
     covariances = framework.covariances()
     if intervals == "none":
         return Spread(None, {}, {}, {name: np.empty((0, *np.shape(v))) for name, v in values.items()}, n_draws)
-    notes, diagnostics = [], {}
+    notes, diagnostics, singular = [], {}, False
     cov = factor = None
     if found.mle_exists and found.identified and found.factor is not None:
         try:
             if found.observed is None:  # the large-model path: the factor of the information inverted in place
                 factor = inverse_factor(found.factor, n)
+                if intervals == "sandwich":  # a factor too: no n × n covariance
+                    factor = sandwich_factor(bound, theta, factor, comparison_units(framework, data, bound.data, weights))
             else:
                 if kind == "observed":
                     cov = cholesky_inverse(found.factor) / n
@@ -432,7 +440,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
                     units = comparison_units(framework, data, bound.data, weights)
                     cov = sandwich(bound, theta, found.observed, units, chart, bread=bread)
         except np.linalg.LinAlgError:
-            cov = None
+            cov, singular = None, True
             notes.append(f"the {kind} information is singular at the estimate: Wald intervals are not available; "
                          "use method='nuts' (proper priors) or a simpler model.")
     thetas = None
@@ -449,7 +457,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cov = np.cov(thetas, rowvar=False).reshape(theta.size, theta.size) if len(thetas) > 1 else cov * np.nan
     if factor is not None:
         se, cross = asymptotics.delta_method(structure, theta, factor, {})
-        sample = asymptotics.draws(structure, theta, factor, n_draws, rng, upper=True)
+        sample = asymptotics.draws(structure, theta, factor, n_draws, rng, upper=intervals == "wald")
     elif cov is not None and np.all(np.isfinite(cov)):
         if thetas is not None:
             se, cross, sample = asymptotics.replicates(structure, thetas, tuple(covariances))
@@ -464,7 +472,7 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
-    return Spread(cov, se, cross, sample, n_draws, notes, diagnostics)
+    return Spread(cov, se, cross, sample, n_draws, singular, notes, diagnostics)
 
 
 def _tree(framework, data, bound: Bound, found: Assessment, spread: Spread, kind, intervals, reweight, notes

@@ -13,18 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, lsqr
 
-if TYPE_CHECKING:
-    from bayesrank.inference.structure import Structure
-
 #: From this many natural coordinates on, information matrices are assembled sparse and pulled
 #: back through the structured blocks of B (:class:`SparsePlusRankOne`); below, dense algebra
-#: on small matrices is faster than building sparse ones.
+#: on small matrices costs less than building sparse ones.
 SPARSE_FROM = 400
 #: Up to this many columns a block of B keeps its pseudo-inverse for :meth:`NaturalMap.theta_for`;
 #: beyond, a sparse block is solved by LSQR (:meth:`NaturalMap._least_squares`).
@@ -33,8 +29,8 @@ PSEUDO_INVERSE_MAX = 400
 #: this many non-zeros per row and column on average.
 SPARSE_DENSITY = 4
 #: A sparse matrix multiplied into a dense block is made dense from this fill on: a dense
-#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, each about
-#: ten times slower than a dense entry. The natural information of factored tie thresholds is such
+#: product (BLAS) costs rows · cols per column where the sparse one costs its non-zeros, each
+#: several times a dense entry's cost. The natural information of factored tie thresholds is such
 #: a matrix (every compared pair couples 2k loadings).
 DENSE_FILL = 0.1
 #: Entries of a block below this fraction of its largest are rounding of exact zeros (B is
@@ -295,10 +291,17 @@ class NaturalMap:
         return tuple(block for _, _, block in self.blocks)
 
     @classmethod
-    def from_structure(cls, structure: Structure) -> NaturalMap:
-        names = tuple(dict.fromkeys(loc.var for pred in structure.predictors.values()
-                                    for loc in pred.inputs.values()))
-        layout = structure.layout()
+    def measure(cls, names: tuple[str, ...], layout: Mapping[str, tuple[slice, tuple]], x0: np.ndarray,
+                value_rows: Callable[[np.ndarray], np.ndarray], label: str) -> NaturalMap:
+        """The natural map of the variables ``names``, measured by unit steps of ``value_rows``
+        (θ rows ↦ every variable's values, laid out as ``layout``) from ``x0``.
+
+        Raises
+        ------
+        RuntimeError
+            A variable in ``names`` is not affine in θ (the model ``label`` breaks the
+            structure's contract).
+        """
         shapes = {n: layout[n][1] for n in names}
         sizes = {n: int(np.prod(shapes[n])) if shapes[n] else 1 for n in names}
         offsets, start = {}, 0
@@ -306,9 +309,8 @@ class NaturalMap:
             offsets[n] = start
             start += sizes[n]
         pick = np.concatenate([np.arange(layout[n][0].start, layout[n][0].stop) for n in names])
-        x0 = structure.x0
         n_free = x0.size
-        base = structure.value_rows(x0)[0, pick]
+        base = value_rows(x0)[0, pick]
 
         def columns(at: np.ndarray, rows: slice | None = None):
             """B's columns ``at`` (rows ``rows``), a chunk at a time: the natural variables are
@@ -317,7 +319,7 @@ class NaturalMap:
                 cols = at[first:first + UNIT_STEPS]
                 steps = np.repeat(x0[None], cols.size, axis=0)
                 steps[np.arange(cols.size), cols] += 1.0
-                chunk = (structure.value_rows(steps)[:, pick] - base).T
+                chunk = (value_rows(steps)[:, pick] - base).T
                 yield first, chunk if rows is None else chunk[rows]
 
         every = np.arange(n_free)
@@ -328,12 +330,12 @@ class NaturalMap:
             predicted += chunk @ probe[first:first + chunk.shape[1]]
             for k, n in enumerate(names):
                 moved[k, first:first + chunk.shape[1]] = np.any(chunk[offsets[n]:offsets[n] + sizes[n]] != 0, axis=0)
-        at_probe = structure.value_rows(x0 + probe)[0, pick]
+        at_probe = value_rows(x0 + probe)[0, pick]
         if not np.allclose(at_probe, predicted, rtol=1e-8, atol=1e-8):
             bad = [n for n in names
                    if not np.allclose(at_probe[offsets[n]:offsets[n] + sizes[n]],
                                       predicted[offsets[n]:offsets[n] + sizes[n]], rtol=1e-8, atol=1e-8)]
-            raise RuntimeError(f"{structure.framework.label}: the predictors read {bad}, which are not affine "
+            raise RuntimeError(f"{label}: the predictors read {bad}, which are not affine "
                                "in the free coordinates; a structure must expose affine coordinates.")
         blocks = []
         for k, n in enumerate(names):

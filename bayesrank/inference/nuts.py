@@ -1,5 +1,5 @@
-"""Posterior sampling with NUTS (numpyro on JAX, PyMC's sampler or nutpie: :func:`default_sampler`
-picks one), or with quarter-period HMC on the whitened coordinates
+"""Posterior sampling with NUTS (PyMC's sampler by default, :func:`default_sampler`; numpyro on JAX
+or nutpie when asked for), or with quarter-period HMC on the whitened coordinates
 (:mod:`bayesrank.inference.hmc`), returning the DataTree shape of :mod:`bayesrank.inference.tree`.
 
 The model is the framework's with its weakly informative priors
@@ -12,13 +12,13 @@ posterior-mean outcome probabilities of every cell.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from importlib.util import find_spec
 
 import numpy as np
 import xarray as xr
 
+from bayesrank import progress
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
@@ -81,16 +81,16 @@ def fit_nuts(
         or, for whitened NUTS with ``geometry_tuned``, the acceptance the fixed step size would
         have on a standard normal (:func:`white_tree_depth`).
     sampler : {"nutpie", "pymc", "numpyro", "hmc"}, optional
-        NUTS implementation; default (:func:`default_sampler`): for geometry-tuned whitened
-        NUTS a sampler that takes its fixed step — numpyro when JAX is installed, else PyMC's —,
-        otherwise PyMC's choice (nutpie when installed). ``numpyro`` runs on JAX (CPU or GPU)
-        and needs ``pip install bayesrank[jax]``. ``"hmc"``:
+        NUTS implementation; default PyMC's, whatever is installed (:func:`default_sampler` says
+        why). ``numpyro`` runs on JAX (CPU or GPU) and needs ``pip install bayesrank[jax]``. ``"hmc"``:
         Hamiltonian Monte Carlo with a fixed integration time of π/2 in the whitened
         coordinates (:mod:`bayesrank.inference.hmc`; JAX, and ``whiten`` must apply): nearly
         independent draws of a near-normal posterior, where NUTS's draws of the scale are
         correlated.
     progressbar : bool, optional
-        Show the sampler's progress; default: when standard error is a terminal.
+        Show the sampler's progress bar (PyMC's and nutpie's own, numpyro's tqdm bars); default:
+        as :func:`bayesrank.progress.enabled` decides (the CLI's setting, else whether standard
+        error is a terminal).
     whiten : bool
         Sample in coordinates whitened by the maximum-likelihood fit, θ = θ̂ + L z with
         L Lᵀ = Cov(θ̂), starting at θ̂ (:mod:`bayesrank.inference.whiten`): the same posterior,
@@ -130,8 +130,7 @@ def fit_nuts(
     judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
     notes += judge_notes
     model, _ = framework.build(prepared, prior="weak")
-    if progressbar is None:
-        progressbar = sys.stderr.isatty()
+    progressbar = progress.enabled(progressbar)
     t0 = time.perf_counter()
     white = whitening(framework, data, model, None if warm is None else warm.point) if whiten else \
         Whitening(None, None, "whiten=False")
@@ -147,32 +146,11 @@ def fit_nuts(
     tuned = geometry_tuned and sampler != "hmc" and white.theta is not None
     sampler = sampler or default_sampler(tuned)
     starts, inverse_mass, reused = _warm_starts(framework, prepared, white, warm, chains, sampler)
-    if sampler == "hmc":
-        idata = hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
-                           random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
-                           starts=None if starts is None else np.array(starts))
-    else:
-        if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
-            hmc.parallel_devices(chains)
-        options = _backend_kwargs(sampler)
-        if tuned:
-            options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
-        with sampled:
-            options.update(_warm_options(sampler, sampled, starts, inverse_mass, options.pop("nuts", {}),
-                                         target_accept))
-            if "step" not in options:  # a step made here carries its own target acceptance
-                options["target_accept"] = target_accept
-            idata = pm.sample(
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                cores=cores,
-                random_seed=random_seed,
-                nuts_sampler=sampler,
-                progressbar=progressbar,
-                compute_convergence_checks=False,
-                **options,
-            )
+    # the sampler draws its own bar (PyMC's and nutpie's, numpyro's tqdm bars): ours steps aside
+    with progress.suspended(), progress.tqdm_sized(progressbar and sampler in ("numpyro", "hmc")):
+        idata = _sample(sampler, sampled, white, tuned, draws=draws, tune=tune, chains=chains, cores=cores,
+                        random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
+                        starts=starts, inverse_mass=inverse_mass)
     if white.theta is not None:
         idata["posterior"] = posterior_of(idata["posterior"].to_dataset(), white, framework, prepared, model)
     pm.compute_log_likelihood(idata, model=model, progressbar=False)
@@ -201,6 +179,30 @@ def fit_nuts(
     n_params = structure_of(framework, prepared, "flat").n_free - framework.n_gauge(prepared)
     return assemble(framework=framework, data=data, prepared=prepared, method="nuts", posterior=posterior,
                     estimate=estimate, n_params=n_params, diagnostics=diagnostics, warnings=notes, extra=extra)
+
+
+def _sample(sampler: str, sampled, white: Whitening, tuned: bool, *, draws: int, tune: int, chains: int,
+            cores: int | None, random_seed: int | None, target_accept: float, progressbar: bool,
+            starts: list | None = None, inverse_mass: np.ndarray | None = None):
+    """Run ``sampler`` on the (whitened) model: quarter-period HMC, or NUTS through :func:`pymc.sample`;
+    with ``starts`` (and ``inverse_mass``) from :func:`_warm_starts`, the chains start there."""
+    if sampler == "hmc":
+        return hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
+                          random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
+                          starts=None if starts is None else np.array(starts))
+    if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
+        hmc.parallel_devices(chains)
+    options = _backend_kwargs(sampler)
+    if tuned:
+        options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
+    with sampled:
+        options.update(_warm_options(sampler, sampled, starts, inverse_mass, options.pop("nuts", {}),
+                                     target_accept))
+        if "step" not in options:  # a step made here carries its own target acceptance
+            options["target_accept"] = target_accept
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                         nuts_sampler=sampler, progressbar=progressbar, compute_convergence_checks=False,
+                         **options)
 
 
 def _warm_starts(framework, prepared, white: Whitening, warm: WarmStart | None, chains: int, sampler: str):
@@ -244,8 +246,8 @@ def _warm_options(sampler: str, model, starts, inverse_mass, nuts: dict, target_
 
 
 def nutpie_backend() -> str:
-    """nutpie's backend: JAX when installed — XLA compiles the log-density in seconds where
-    numba took tens of seconds per process (its C callback cannot be cached) — else numba."""
+    """nutpie's backend: JAX when installed (XLA's compiled log-density is cached across
+    processes, numba's C callback is not), else numba."""
     return "jax" if find_spec("jax") else "numba"
 
 
@@ -355,17 +357,19 @@ def posterior_probabilities(framework, prepared, posterior: xr.Dataset, cells: d
 
 
 def default_sampler(geometry_tuned: bool) -> str:
-    """The NUTS implementation used when none is named.
+    """The NUTS implementation used when none is named: PyMC's own sampler, whatever is installed.
 
-    Geometry-tuned NUTS (:func:`whitened_nuts_options`) takes a fixed step size: numpyro when
-    JAX is installed, else PyMC's sampler. nutpie cannot fix its step (it adapts it, capped at
-    the geometry's), which made it the slowest of the three there: Davidson k_tie=1 on arena-2024,
-    2 chains × 1000 on 2 cores, numpyro 15.9–16.3 s, PyMC's 17.4–19.6 s, nutpie 24.6–25.6 s
-    (``bench/results/nuts.md``). Otherwise PyMC's own choice: nutpie when installed.
+    One default, the same on every installation, so that a fit's numbers do not depend on which
+    optional packages happen to be present (numpyro comes with the ``jax`` extra; nutpie's
+    backend follows JAX too). PyMC's sampler is the one that needs nothing beyond PyMC itself,
+    takes the fixed step size of geometry-tuned NUTS (:func:`whitened_nuts_options`; nutpie can
+    only cap its adapted step), adapts its own step elsewhere, and draws its progress bar in any
+    terminal. numpyro, nutpie and ``"hmc"`` stay one argument away (``sampler=``, CLI
+    ``--sampler``): ``bench/results/nuts.md`` compares their speed. ``geometry_tuned`` is kept for
+    callers that ask per geometry; the answer is the same. The sampler used is recorded in
+    ``fit.diagnostics["sampler"]`` and printed by the CLI's table.
     """
-    if geometry_tuned:
-        return "numpyro" if find_spec("jax") and find_spec("numpyro") else "pymc"
-    return "nutpie" if find_spec("nutpie") else "pymc"
+    return "pymc"
 
 
 def _check_sampler(sampler: str) -> str:
@@ -415,7 +419,17 @@ def sampling_warnings(diag: dict) -> list[str]:
                                     if diag.get("geometry_tuned") else "")
             + "raise target_accept (e.g. 0.99; CLI: --target-accept) or simplify the model."
         )
-    if not diag["max_rhat"] <= RHAT_MAX:
+    if diag.get("chains", 2) < 2:
+        out.append(
+            "r_hat compares chains and this run has one, so convergence is unchecked (not reported as "
+            "converged); sample two or more chains (chains=4; CLI: --chains 4)."
+        )
+    elif diag["max_rhat"] != diag["max_rhat"]:
+        out.append(
+            "r_hat could not be computed (too few draws per chain), so convergence is unchecked (not "
+            "reported as converged); draw more samples."
+        )
+    elif not diag["max_rhat"] <= RHAT_MAX:
         out.append(
             f"r_hat up to {diag['max_rhat']:.3f} (> {RHAT_MAX}): the chains disagree; run longer "
             "(more tune and draws) before trusting the posterior."

@@ -1,7 +1,7 @@
 """The optimiser of every MAP fit: a trust-region Newton method with the exact Hessian.
 
-The objective is the mean negative log-likelihood per comparison, f(θ) = −ℓ(θ)/n, with its
-gradient and exact Hessian from the per-cell derivatives of the framework's own predictors and
+The objective is the mean negative log-likelihood per comparison, shifted to vanish at the
+start, f(θ) = −(ℓ(θ) − ℓ(θ₀))/n, with its gradient and exact Hessian from the per-cell derivatives of the framework's own predictors and
 link (:mod:`bayesrank.inference.information`). SciPy minimises it:
 
 * up to :data:`DENSE_MAX` free coordinates by ``trust-exact`` (the dense Hessian and a nearly
@@ -9,6 +9,15 @@ link (:mod:`bayesrank.inference.information`). SciPy minimises it:
   so on a log-likelihood that is not concave it ends at a local maximum, not at a saddle point);
 * beyond, by ``trust-krylov`` (the subproblem solved in a Krylov space from Hessian-vector
   products: no dense n × n matrix for many items).
+
+The shift matters: SciPy judges a trust-region step by the decrease its quadratic model predicts,
+computed as f plus that decrease, and near a maximum the decrease is far below the rounding of
+f ≈ 1 (a unit of the mean log-likelihood); relative to the start, f is small and keeps it. What a
+function value can certify ends where the predicted decrease falls below the rounding of ℓ
+itself (about 1e-16 per comparison): SciPy then stops ("a bad approximation"), and the fit's
+KKT check decides whether the end is the MLE. A run stops as soon as the largest entry of the
+per-comparison gradient is below :data:`GTOL` (SciPy's own test is the 2-norm of the gradient in
+its scaled coordinates, which depends on the scaling).
 
 The coordinates are scaled by √|diag H(θ₀)| at the start, rounded to a power of two
 (coordinates without curvature there are left as they are), because a trust region is a ball:
@@ -33,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 
 from bayesrank.inference.information import CellDerivatives, information, information_operator
 from bayesrank.inference.structure import Bound
@@ -41,10 +50,16 @@ from bayesrank.inference.structure import Bound
 #: Up to this many free coordinates the trust-region subproblem is solved with the dense Hessian
 #: (``trust-exact``); beyond, in a Krylov space (``trust-krylov``).
 DENSE_MAX = 4000
-#: SciPy stops when the 2-norm of the scaled per-comparison gradient is below this.
+#: A run stops at the first point whose largest gradient entry of ℓ/n (per comparison) is below this:
+#: two orders below the fit's KKT tolerance, where a Newton step from a point at that tolerance lands.
 GTOL = 1e-10
 #: Default cap on the trust-region iterations of one run.
 MAXITER = 1000
+#: How a run that reached :data:`GTOL` says so.
+STATIONARY = f"stationary: the largest gradient entry is below {GTOL:g} per comparison"
+#: How a run whose trust region shrank to nothing says so.
+COLLAPSED = ("the trust region shrank to nothing: no step changed ℓ by more than its rounding (the start is "
+             "within that of the maximum)")
 #: Coordinates whose curvature per comparison at the start is below this are not scaled.
 FLAT = 1e-8
 
@@ -112,9 +127,11 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
     diag = np.abs(information(bound, start, "observed", diagonal=True)) / n
     scale = np.where(diag > FLAT, np.exp2(np.round(0.5 * np.log2(np.where(diag > FLAT, diag, 1.0)))), 1.0)
 
+    origin = loglik_gradient(bound, start)[0]  # ℓ where f = 0
+
     def objective(y):
         value, grad = loglik_gradient(bound, y / scale)
-        return -value / n, -grad / (n * scale)
+        return -(value - origin) / n, -grad / (n * scale)
 
     def tangents(theta):
         """An orthonormal basis of the symmetry's tangents at θ, in the scaled coordinates."""
@@ -139,18 +156,32 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
         out = product(p / scale) / (n * scale)
         return out if Q is None else out + Q @ (Q.T @ p)
 
-    options = {"gtol": GTOL, "maxiter": int(maxiter)}
+    reached = {"x": start * scale, "nit": 0}  # the last accepted point, for a run SciPy cannot finish
+
+    def stationary(intermediate_result):
+        """Stop at the first point whose per-comparison gradient is below GTOL (computed there already)."""
+        reached["x"], reached["nit"] = intermediate_result.x, reached["nit"] + 1
+        if np.max(np.abs(loglik_gradient(bound, intermediate_result.x / scale)[1]), initial=0.0) < GTOL * n:
+            raise StopIteration
+
+    options = {"gtol": 0.0, "maxiter": int(maxiter)}
+    kwargs = {"hess": hessian} if dense else {"hessp": hessian_product}
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        if dense:
-            result = minimize(objective, start * scale, jac=True, hess=hessian, method="trust-exact", options=options)
-        else:
-            result = minimize(objective, start * scale, jac=True, hessp=hessian_product, method="trust-krylov",
-                              options=options)
+        try:
+            result = minimize(objective, start * scale, jac=True, method="trust-exact" if dense else "trust-krylov",
+                              callback=stationary, options=options, **kwargs)
+        except ValueError:
+            # every step was refused until the trust region had no radius left (SciPy's exact
+            # subproblem then meets a non-finite shift): from a start within the rounding of ℓ
+            # of the maximum (a warm start) no step can be certified by f; the run ends at the
+            # last accepted point, and the fit's KKT check decides whether it is the MLE
+            result = OptimizeResult(x=reached["x"], nit=reached["nit"], status=2, message=COLLAPSED)
     theta = result.x / scale
     value, grad = loglik_gradient(bound, theta)
     return Optimum(theta=theta, loglik=value, n=n, grad_max=float(np.max(np.abs(grad), initial=0.0)) / n,
                    iterations=int(result.nit), method="trust-exact" if dense else "trust-krylov",
-                   message=str(result.message))
+                   message=STATIONARY if result.status == 99 or "StopIteration" in str(result.message)
+                   else str(result.message))
 
 
 def moved_starts(start: np.ndarray, count: int, rng: np.random.Generator) -> list[np.ndarray]:

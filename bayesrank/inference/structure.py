@@ -212,7 +212,8 @@ class Structure:
     @cached_property
     def natural(self) -> NaturalMap:
         """The model variables the predictors read, as an affine map of θ."""
-        return NaturalMap.from_structure(self)
+        names = tuple(dict.fromkeys(loc.var for pred in self.predictors.values() for loc in pred.inputs.values()))
+        return NaturalMap.measure(names, self.layout(), self.x0, self.value_rows, self.framework.label)
 
     @cached_property
     def predictors(self) -> dict:

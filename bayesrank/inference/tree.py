@@ -26,7 +26,9 @@ Groups
     NUTS only: the pointwise log-likelihood per cell (for LOO) and the sampler's statistics.
 
 The root ``attrs`` carry the package and library versions, the framework spec, the method,
-the number of free parameters, diagnostics and warnings (JSON), so a saved fit is read back
+the number of free parameters, diagnostics (with ``both_bad_ties``, the convention the data's
+"tie (bothbad)" verdicts followed, when they had any: :mod:`bayesrank.data.bothbad`) and
+warnings (JSON), so a saved fit is read back
 without re-deriving anything from today's code.
 """
 
@@ -40,6 +42,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesrank.data import bothbad
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.inference.structure import cell_arrays
 
@@ -104,6 +107,9 @@ def assemble(*, framework, data: Comparisons, prepared: Comparisons, method: str
     # (the constructor and from_dict copy every node) nor attaches them path by path
     tree = xr.DataTree()
     tree.children = {name: xr.DataTree(group) for name, group in groups.items()}
+    convention = bothbad.convention(data.dropped, data.notes)
+    if convention is not None:  # which "tie (bothbad)" convention the data followed
+        diagnostics = {**diagnostics, "both_bad_ties": convention}
     tree.attrs.update({
         "bayesrank_spec": framework.spec_json(),
         "bayesrank_method": method,

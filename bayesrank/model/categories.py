@@ -40,7 +40,7 @@ from bayesrank.model.framework import (
     style_variables,
     with_style,
 )
-from bayesrank.model.structures import free_positive, free_real, zero_sum_scores
+from bayesrank.model.structures import free_real, zero_sum_scores
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -121,7 +121,9 @@ class ByCategory(Framework):
 
     def variables(self, data, prior):
         mu = zero_sum_scores("score", "item", prior, self.priors.score)
-        spread = (free_positive("spread", prior, self.priors.spread) if prior == "flat"
+        # (flat: the structure of the natural variables the predictions read, never optimised — the
+        # model is NUTS-only — so the spread is a plain real coordinate there)
+        spread = (free_real("spread", prior, self.priors.spread, initval=1.0) if prior == "flat"
                   else pm.HalfNormal("spread", sigma=self.priors.spread))
         if prior == "flat":
             offset = zero_sum_scores("category_offset", ("category", "item"), prior, 1.0)

@@ -1,5 +1,6 @@
 """HJA: heterogeneous judge-aware ranking — consensus, signed judge sensitivity and low-rank
-judge disagreement (Yu, Wang, Chen, Li & Du, arXiv:2605.05073; digest ``seed-hja.md``).
+judge disagreement (Yu, Wang, Chen, Li & Du, "Heterogeneous Judge-Aware Ranking with
+Sensitivity, Disagreement, and Confidence", arXiv:2605.05073).
 
 Every judge k has its own scores S_k over the N items, and the K×N score matrix is
 
@@ -40,8 +41,9 @@ Every reported quantity is a function of S (Prop. 1, constructive): μ = Sᵀ1/K
 h_k = ‖(UVᵀ)_k‖ and ρ_k = h_k/(|γ_k| ‖μ‖). They are model Deterministics
 (:func:`consensus_split`, one definition for PyTensor and NumPy), so MAP's delta method and
 draws and every NUTS draw go through the same canonical map, and the MAP's Wald intervals
-are those of the identified tangent space (the digest's §5.4 (c) route; the authors'
-pseudo-inverse intervals for μ_i − μ_j and γ_k are 25–37% too narrow). The factors U, V
+are those of the identified tangent space (the paper's Theorem 3 in its
+identified local parameterization, §5; the pseudo-inverse of the full information is not the
+inverse on that tangent space). The factors U, V
 (N⁻¹VᵀV = I, K⁻¹UᵀU = diag(d) decreasing, the sign rule) come from an SVD of UVᵀ
 (:func:`canonical`), identified only when the singular strengths d_j are distinct.
 

@@ -1,6 +1,7 @@
 """Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
 
-Digest ``seed-judge-aware-btl.md`` §1–§3. Items i have latent scores s_i, judges k a
+"A Judge-Aware Ranking Framework for Evaluating Large Language Models without Ground
+Truth", §2–§3. Items i have latent scores s_i, judges k a
 discrimination γ_k > 0:
 
 .. math::
@@ -63,6 +64,7 @@ from bayesrank.model.framework import (
     SCORE_PAIR,
     TIES_AS_HALVES,
     TIES_DROPPED,
+    Findings,
     Framework,
     Local,
     Predictor,
@@ -70,6 +72,7 @@ from bayesrank.model.framework import (
     style_variables,
     with_style,
 )
+from bayesrank.model import weak
 from bayesrank.model.structures import free_real, zero_sum_scores
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -292,6 +295,13 @@ class JudgeAware(Framework):
             names.append("eta")
         return tuple(names)
 
+    def findings(self, data, point, draws):
+        """Judges whose discrimination γ_k these data pin down only within an order of magnitude
+        (:mod:`bayesrank.model.weak`), named with the interval of γ_k from its log scale."""
+        if self.discrimination != "positive":
+            return Findings()
+        return Findings(warnings=_weak_discriminations(data.judges, draws))
+
 
 @dataclass(frozen=True)
 class BTL(JudgeAware):
@@ -411,6 +421,66 @@ class JudgeAwareCovariate(JudgeAware):
         names = list(super().reported())
         names.insert(3, "beta")
         return tuple(names)
+
+    def findings(self, data, point, draws):
+        """As the judge-aware model's, and the judges whose covariate effect β_k these data do not
+        identify: a judge whose records carry one value of z (Thm F.1 needs two per judge), or
+        whose factor e^{β_k} per unit of z is unknown within an order of magnitude."""
+        found = super().findings(data, point, draws)
+        return Findings(warnings=found.warnings + _weak_covariate_effects(
+            data, data.covariates[:, self._column(data)], draws), hidden=found.hidden,
+            diagnostics=found.diagnostics)
+
+
+def _weak_discriminations(judges, draws) -> list[str]:
+    """One sentence naming the judges whose γ_k interval spans an order of magnitude or more."""
+    bounds = weak.log_intervals(draws, "log_gamma")
+    if bounds is None:
+        return []
+    lo, hi = bounds
+    named = np.flatnonzero(weak.wide(lo, hi))
+    if named.size == 0:
+        return []
+    listed = "; ".join(f"{judges[k]!r}: {np.exp(lo[k]):.3g} to {np.exp(hi[k]):.3g}, a factor of "
+                       f"{np.exp(hi[k] - lo[k]):.0f}" for k in named)
+    return [f"the discrimination γ of {_judges([judges[k] for k in named])} is weakly identified: its "
+            f"{weak.LEVEL:.0%} interval spans an order of magnitude or more ({listed}). These data say "
+            "how much such a judge's verdicts count only within that range; read γ's interval on the log scale (lower_log, upper_log — the symmetric "
+            "interval on γ's own scale can run below zero), collect more of its verdicts, or compare "
+            "with the pooled 'btl' model (γ ≡ 1)."]
+
+
+def _weak_covariate_effects(data: Comparisons, z: np.ndarray, draws) -> list[str]:
+    """Sentences naming the judges whose covariate effect β_k is not identified: one value of z
+    in their records, or a factor e^{β_k} per unit of z unknown within an order of magnitude."""
+    judge = np.asarray(data.judge)
+    single = [k for k in range(data.n_judges) if np.unique(z[judge == k]).size < 2]
+    out = []
+    if single:
+        out.append(f"the covariate's effect β on {_judges([data.judges[k] for k in single])} is not "
+                   "identified: the records carry a single value of the covariate per such judge (Thm "
+                   "F.1 needs two), so its β is a number the data do not determine; fit without the "
+                   "covariate or give these judges records that vary it.")
+    bounds = weak.log_intervals(draws, "beta")
+    if bounds is None:
+        return out
+    lo, hi = bounds
+    named = [k for k in np.flatnonzero(weak.wide(lo, hi)) if k not in single]
+    if named:
+        listed = "; ".join(f"{data.judges[k]!r}: β from {lo[k]:.3g} to {hi[k]:.3g}, γ times "
+                           f"{np.exp(lo[k]):.3g} to {np.exp(hi[k]):.3g}"
+                           + (", sign not determined" if lo[k] < 0 < hi[k] else "") for k in named)
+        out.append(f"the covariate's effect β on {_judges([data.judges[k] for k in named])} is not "
+                   "identified by these data: per unit of the covariate, the factor by which γ changes "
+                   f"is unknown within an order of magnitude ({weak.LEVEL:.0%} intervals: {listed}). "
+                   "Read no dependence on the covariate into these judges' fit; collect records that "
+                   "vary it, or fit the judge-aware model without it.")
+    return out
+
+
+def _judges(names) -> str:
+    """``judge 'x'`` or ``judges 'x', 'y'``."""
+    return ("judge " if len(names) == 1 else "judges ") + ", ".join(repr(str(n)) for n in names)
 
 
 def judge_existence(judges, gamma, signed, gamma_floor: float = GAMMA_FLOOR) -> dict:

@@ -1,6 +1,6 @@
 """Framework 1: Bradley–Terry, Rao–Kupper and Davidson with factored tie thresholds.
 
-Ameli et al. (ICLR 2025), digest ``seed-leaderbot.md`` §1–§2. Linear predictor
+Ameli, "A Statistical Framework for Ranking LLM-Based Chatbots" (ICLR 2025), §2 and App. C. Linear predictor
 d_ab = x_a − x_b with Σx = 0; tie threshold per pair
 
 * ``k_tie=0``: one global value η (paper models 7, 19);

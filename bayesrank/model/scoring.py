@@ -27,7 +27,7 @@ class Scheme:
         return len(self.w1)
 
 
-#: The paper's default weights (digest §1.4), over ``win_first, win_second, tie[, both_bad]``.
+#: The paper's default weights (Frauen et al., App. C.1), over ``win_first, win_second, tie[, both_bad]``.
 SCHEMES = {
     "binary": Scheme("binary", (1, 0, 0), (0, 1, 0), (1, 1, 0)),
     "win-loss-tie": Scheme("win-loss-tie", (1, 0, 0.5), (0, 1, 0.5), (1, 1, 1)),

@@ -135,15 +135,6 @@ def free_real(name: str, prior: str, sigma: float, mu: float = 0.0, **kwargs):
     return pm.Normal(name, mu=mu, sigma=sigma, **kwargs)
 
 
-def free_positive(name: str, prior: str, sigma: float, **kwargs):
-    """A positive parameter on a log scale: flat in the log for MAP (starting at 1),
-    ``LogNormal(0, sigma)`` for NUTS. Its free coordinate is the log."""
-    if prior == "flat":
-        shape = kwargs.get("shape", ())
-        return pm.Flat(name, transform=pm.distributions.transforms.log, initval=np.ones(shape), **kwargs)
-    return pm.LogNormal(name, mu=0.0, sigma=sigma, **kwargs)
-
-
 def placed(shape: tuple[int, int], entries, constant: np.ndarray | None = None):
     """A matrix whose entries at given positions are vectors of free coordinates: written as a
     fixed linear map (so it stays affine, vectorises over draws, and differentiates cheaply).

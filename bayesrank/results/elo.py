@@ -52,7 +52,7 @@ class Elo:
 
 
 def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.DataFrame:
-    """Elo ratings of every item with intervals, in the model's item order.
+    """Elo ratings of every item with intervals, best first.
 
     Parameters
     ----------
@@ -66,8 +66,9 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
     Returns
     -------
     DataFrame
-        Indexed by ``name``: ``elo, elo_lower, elo_upper`` (``elo`` alone for a fit without
-        intervals); ``attrs["scale_note"]`` says what a point means for this framework.
+        Indexed by ``name``, best first (the leaderboard's order): ``rank, elo, elo_lower,
+        elo_upper`` (``rank, elo`` for a fit without intervals; items without an estimate last,
+        without a rank); ``attrs["scale_note"]`` says what a point means for this framework.
     """
     check_level(level)
     view = view or Elo()
@@ -78,8 +79,7 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
     if not has_intervals(tree):
         centre = s if view.anchor is None else s - s[names.index(view.anchor)]
         table = pd.DataFrame({"elo": view.offset + view.scale * centre}, index=pd.Index(names, name="name"))
-        table.attrs["scale_note"] = framework_of(tree).scale_note
-        return table
+        return _best_first(table, framework_of(tree).scale_note)
     if view.anchor is None:
         lower, upper = interval(tree, "score", level)
         centre = s
@@ -102,5 +102,14 @@ def elo(tree: xr.DataTree, level: float = 0.95, view: Elo | None = None) -> pd.D
                           "elo_lower": view.offset + view.scale * lower,
                           "elo_upper": view.offset + view.scale * upper},
                          index=pd.Index(names, name="name"))
-    table.attrs["scale_note"] = framework_of(tree).scale_note
+    return _best_first(table, framework_of(tree).scale_note)
+
+
+def _best_first(table: pd.DataFrame, scale_note: str) -> pd.DataFrame:
+    """The ratings sorted best first with a ``rank`` column (none for items without an estimate)."""
+    table = table.sort_values("elo", ascending=False, kind="stable")
+    rank = pd.array(np.arange(1, len(table) + 1), dtype="Int64")
+    rank[table["elo"].isna().to_numpy()] = pd.NA
+    table.insert(0, "rank", rank)
+    table.attrs["scale_note"] = scale_note
     return table

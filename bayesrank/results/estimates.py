@@ -10,9 +10,18 @@ place that reads it. A MAP fit of point estimates only (``intervals="none"``) ha
 saying how to refit. Which method made the uncertainty is ``attrs["interval_method"]``
 (:func:`interval_method`), and what the point value is, ``attrs["point"]``
 (:func:`point_kind`: the MLE, or the posterior mean).
+
+**Enough draws.** An interval at level L made from draws (rank intervals; score intervals of
+NUTS and bootstrap fits; rank sets and tie groups from draws) has ends at the (1 − L)/2 and
+(1 + L)/2 quantiles of the draws. With fewer than :data:`MIN_TAIL_DRAWS` draws beyond each
+end those quantiles are the extreme draws themselves — one draw gives [1, 1], a certainty
+nothing supports — so such intervals need at least :func:`min_draws` draws (200 at 95 %)
+and are missing (NaN / NA) with fewer; :func:`too_few_draws` says so in words.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -55,6 +64,40 @@ def draws(tree: xr.DataTree, name: str) -> np.ndarray:
     return x.reshape(-1, *x.shape[2:])
 
 
+#: Draws needed beyond each end of an interval made from draws (module docstring).
+MIN_TAIL_DRAWS = 5
+
+
+def min_draws(level: float) -> int:
+    """The fewest draws an interval at ``level`` is made from: :data:`MIN_TAIL_DRAWS` beyond
+    each end (200 at 0.95, 1000 at 0.99)."""
+    check_level(level)
+    return math.ceil(round(2 * MIN_TAIL_DRAWS / (1 - level), 9))
+
+
+def n_draws(tree: xr.DataTree) -> int:
+    """The fit's draws (chains × draws; 0 for a fit of point estimates only)."""
+    if not has_intervals(tree) or "posterior" not in tree.children:
+        return 0
+    sizes = tree["posterior"].sizes
+    return int(sizes.get("chain", 1) * sizes.get("draw", 0))
+
+
+def enough_draws(tree: xr.DataTree, level: float = 0.95) -> bool:
+    """Whether the fit has the :func:`min_draws` an interval at ``level`` needs."""
+    return n_draws(tree) >= min_draws(level)
+
+
+def too_few_draws(tree: xr.DataTree, level: float = 0.95) -> str | None:
+    """The sentence saying which intervals are missing for want of draws, or None."""
+    if not has_intervals(tree) or enough_draws(tree, level):
+        return None
+    which = "rank intervals" if interval_kind(tree) == "wald" else "intervals, rank intervals"
+    return (f"{which} at {100 * level:g}% are not reported: they come from the fit's {n_draws(tree)} draws, and "
+            f"an interval at that level needs at least {min_draws(level)} ({MIN_TAIL_DRAWS} beyond each end); "
+            "fit with more draws (MAP: n_draws / --n-draws; NUTS: draws × chains; bootstrap: n_boot)")
+
+
 def interval_kind(tree: xr.DataTree) -> str:
     """``"wald"``, ``"quantile"`` or ``"none"`` (point estimates only)."""
     return tree["estimate"].attrs["interval"]
@@ -93,6 +136,9 @@ def interval(tree: xr.DataTree, name: str, level: float = 0.95) -> tuple[np.ndar
         p, s = point(tree, name), se(tree, name)
         return p - z * s, p + z * s
     x = draws(tree, name)
+    if not enough_draws(tree, level):
+        missing = np.full(x.shape[1:], np.nan)
+        return missing, missing.copy()
     return np.quantile(x, alpha, axis=0), np.quantile(x, 1 - alpha, axis=0)
 
 

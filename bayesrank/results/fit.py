@@ -7,15 +7,18 @@ saved and loaded answers exactly as before.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
-from bayesrank.errors import ModelSpecError
+from bayesrank.errors import FitFileError, ModelSpecError
 from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
 from bayesrank.model.framework import STYLE, Framework
@@ -23,7 +26,7 @@ from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predi
 from bayesrank.results import update as updates
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
-from bayesrank.results.judges import judges
+from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.ranksets import rank_sets, top_set
 
 #: Inference methods of :func:`fit`.
@@ -63,9 +66,56 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
     if not isinstance(framework, Framework):
         raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
+    options = method_options(method, kwargs)
     comparisons = data if isinstance(data, Comparisons) else load(data)
-    tree = METHODS[method](framework, comparisons, **kwargs)
-    return Fit(updates.recorded(tree, method, kwargs, [updates.lineage_entry(comparisons)]))
+    tree = METHODS[method](framework, comparisons, **options)
+    return Fit(updates.recorded(tree, method, options, [updates.lineage_entry(comparisons)]))
+
+
+def _options_of(method: str) -> dict[str, object]:
+    """The keyword options of a method's function with their type hints."""
+    function = METHODS[method]
+    hints = typing.get_type_hints(function)
+    return {name: hints.get(name) for name, p in inspect.signature(function).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def method_options(method: str, options: dict) -> dict:
+    """The options of ``fit(method=...)`` checked against the method's function before any
+    work: each must be one of its options, and whole numbers, numbers and booleans must be of
+    that kind (NumPy scalars are taken as the Python number they hold).
+
+    Raises
+    ------
+    ModelSpecError
+        An option the method does not have (naming the function and its options, and the
+        method that has it), or a value of the wrong kind.
+    """
+    known = _options_of(method)
+    function = METHODS[method]
+    where = f"fit(method={method!r}) ({function.__module__}.{function.__name__})"
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        elsewhere = {k: m for k in unknown for m in METHODS if m != method and k in _options_of(m)}
+        hint = "".join(f"; {k} is an option of method={m!r}" for k, m in elsewhere.items())
+        raise ModelSpecError(f"{', '.join(unknown)} {'is not an option' if len(unknown) == 1 else 'are not options'} "
+                             f"of {where}; its options: {', '.join(known)}{hint}.")
+    out = {}
+    for name, value in options.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        kinds = set(typing.get_args(known[name]) or (known[name],))
+        if value is not None and kinds & {int, float, bool} and not kinds - {int, float, bool, type(None), str}:
+            whole = isinstance(value, int) and not isinstance(value, bool)
+            number = whole or (isinstance(value, float) and not isinstance(value, bool))
+            ok = ((bool in kinds and isinstance(value, bool)) or (int in kinds and whole)
+                  or (float in kinds and number) or (str in kinds and isinstance(value, str)))
+            if not ok:
+                wanted = " or ".join(w for k, w in ((bool, "true or false"), (int, "a whole number"),
+                                                   (float, "a number"), (str, "text")) if k in kinds)
+                raise ModelSpecError(f"{name} of {where} must be {wanted}, got {value!r}.")
+        out[name] = value
+    return out
 
 
 class Fit:
@@ -194,6 +244,16 @@ class Fit:
     def judges(self, level: float = 0.95) -> pd.DataFrame:
         return judges(self.tree, level)
 
+    def verdict_shares(self) -> pd.DataFrame:
+        """Per judge: shares of verdicts for the answer shown first (a), second (b) and ties, and
+        whether the judge follows the position (:func:`bayesrank.data.positions.verdict_shares`)."""
+        return verdict_shares(self.tree)
+
+    def presentation_order(self):
+        """Whether the order of the answers is a function of the items, and what a position
+        preference does to each model's score (:func:`bayesrank.data.positions.presentation_order`)."""
+        return presentation_order(self.tree)
+
     def disagreement(self) -> dict:
         """HJA fits: the disagreement summary (:func:`bayesrank.results.hja.disagreement_summary`)."""
         return hja.disagreement_summary(self.tree)
@@ -214,7 +274,7 @@ class Fit:
     # ------------------------------------------------------------------ updates
     def update(self, new_data, *, framework: Framework | None = None, format: str | None = None,
                both_bad_as_ties: bool | None = None, covariates=None, contrasts=None, by: str | None = None,
-               **options) -> Fit:
+               drop_duplicates: bool | None = None, **options) -> Fit:
         """This fit with new records added: the saved cells plus the new ones, fitted with the same
         framework, options and seed, started from this fit's estimate (a new :class:`Fit`; this
         one is not changed). See :mod:`bayesrank.results.update`.
@@ -228,8 +288,9 @@ class Fit:
             When given, it must be this fit's.
         format : str, optional
             File format of ``new_data``.
-        both_bad_as_ties, covariates, contrasts, by : optional
-            When given, they must be the reading options of this fit's records.
+        both_bad_as_ties, covariates, contrasts, by, drop_duplicates : optional
+            When given, they must be the reading options of this fit's records (the new records
+            are read with those: the same both-bad convention and duplicate rule).
         **options
             When given, this fit's options (a NUTS update may change ``tune``, ``progressbar``
             and ``cores``; its warm-up defaults to
@@ -257,7 +318,7 @@ class Fit:
         """
         return Fit(updates.update(self.tree, new_data, METHODS, framework=framework, format=format,
                                   both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
-                                  by=by, **options))
+                                  by=by, drop_duplicates=drop_duplicates, **options))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path, overwrite: bool = True) -> Path:
@@ -267,8 +328,32 @@ class Fit:
 
     @classmethod
     def load(cls, path: str | Path) -> Fit:
-        """Read a fit written by :meth:`save`."""
-        return cls(io.load(path))
+        """Read a fit written by :meth:`save`.
+
+        The file is checked as a whole before it is returned: everything a fit answers
+        (framework, data, diagnostics, warnings, leaderboard, JSON summary) must read back.
+
+        Raises
+        ------
+        FitFileError
+            The file is missing, not NetCDF, or not a valid bayesrank fit (an edited or
+            forged file: a part missing or not what a fit stores).
+        """
+        fitted = cls(io.load(path))
+        try:
+            fitted.framework, fitted.data, fitted.model_data, fitted.diagnostics, fitted.warnings
+            if fitted.method not in METHODS or not isinstance(fitted.diagnostics, dict) or \
+                    not all(isinstance(w, str) for w in fitted.warnings):
+                raise ValueError("its method, diagnostics or warnings are not what a fit stores")
+            fitted.leaderboard()
+            fitted.to_json()
+        except FitFileError:
+            raise
+        except Exception as err:  # an edited file fails in as many ways as it can be edited
+            detail = " ".join(str(err).split())[:160]
+            raise FitFileError(f"{path} is not a valid bayesrank fit ({type(err).__name__}: {detail}); pass a file "
+                               "written by Fit.save or bayesrank fit --out, unchanged.") from None
+        return fitted
 
     def __repr__(self) -> str:
         state = "converged" if self.converged else "NOT converged"

@@ -9,9 +9,6 @@ numbers under a later version of the package.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +18,14 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import FitFileError, OutputError
 from bayesrank.model.framework import Framework
 from bayesrank.model.registry import framework_from_spec
+from bayesrank.output.atomic import claim, write_files
+
+__all__ = ["check_target", "load", "save", "write_files", "write_netcdf"]
 
 #: Attributes every saved fit carries.
 REQUIRED_ATTRS = ("bayesrank_spec", "bayesrank_method", "bayesrank_diagnostics", "bayesrank_warnings")
+#: Groups every saved fit has.
+REQUIRED_GROUPS = ("estimate", "observed_data", "constant_data", "data")
 
 
 def framework_of(tree: xr.DataTree) -> Framework:
@@ -72,71 +74,17 @@ def model_data_of(tree: xr.DataTree) -> Comparisons:
 
 
 def check_target(targets: Path | list[Path], overwrite: bool = False) -> list[Path]:
-    """The output files that already exist, after refusing a folder among them, or any of them
-    without ``overwrite`` (call it before expensive work, so that a run is not lost at the end).
+    """The output files that already exist, after refusing what the writer would refuse (a
+    folder, a target claimed by another run, a place that cannot hold it, an existing target
+    without ``overwrite``): :func:`bayesrank.output.atomic.claim`, taken and given back.
 
     Raises
     ------
     OutputError
-        A target is a folder, or exists and ``overwrite`` is false.
     """
     targets = [Path(targets)] if isinstance(targets, (str, Path)) else [Path(p) for p in targets]
-    existing = [p for p in targets if p.exists() or p.is_symlink()]
-    folders = [p for p in existing if p.is_dir()]
-    if folders:
-        raise OutputError(f"{folders[0]} is a folder; choose another output name.")
-    if existing and not overwrite:
-        names = ", ".join(str(p) for p in existing)
-        raise OutputError(f"{names} already exist{'s' if len(existing) == 1 else ''}; pass --force "
-                          "(overwrite=True) to replace, or choose another output place.")
-    return existing
-
-
-def write_files(writers: Mapping[Path, Callable[[Path], None]], overwrite: bool = False) -> list[Path]:
-    """Write several files as one step: each to a temporary file beside its target, then all
-    renamed into place. On any failure nothing is replaced and no temporary file is left.
-
-    Parameters
-    ----------
-    writers : mapping of Path to callable
-        Target → a function writing the content to the path it is given.
-    overwrite : bool
-        Replace existing targets (otherwise an existing target raises before anything is written).
-
-    Returns
-    -------
-    list of Path
-        The targets that existed before and were replaced.
-
-    Raises
-    ------
-    OutputError
-        A target exists (without ``overwrite``), is a folder, or cannot be written.
-    """
-    targets = [Path(p) for p in writers]
-    existing = check_target(targets, overwrite)
-    temps: dict[Path, str] = {}
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        for target, write in writers.items():
-            target = Path(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            os.close(fd)
-            temps[target] = tmp
-            os.chmod(tmp, 0o666 & ~umask)  # the permissions a plainly created file gets
-            write(Path(tmp))
-        for target, tmp in temps.items():
-            os.replace(tmp, target)
-    except OSError as err:
-        where = next(iter(temps), targets[0] if targets else "")
-        raise OutputError(f"cannot write {where}: {err.strerror or err}; choose a writable place.") from None
-    finally:
-        for tmp in temps.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return existing
+    with claim(targets, overwrite) as held:
+        return held.existing
 
 
 def save(tree: xr.DataTree, path: str | Path, overwrite: bool = True) -> Path:
@@ -187,4 +135,8 @@ def load(path: str | Path) -> xr.DataTree:
     missing = [a for a in REQUIRED_ATTRS if a not in tree.attrs]
     if missing:
         raise FitFileError(f"{path} is not a bayesrank fit (missing {', '.join(missing)}).")
+    absent = [g for g in REQUIRED_GROUPS if g not in tree.children]
+    if absent:
+        raise FitFileError(f"{path} is not a valid bayesrank fit: it lacks the group(s) {', '.join(absent)}; pass a "
+                           "file written by Fit.save or bayesrank fit --out, unchanged.")
     return tree

@@ -1,4 +1,5 @@
-"""The judges of a judge-aware fit: discriminations γ_k with intervals."""
+"""The judges of a fit: discriminations γ_k with intervals (judge-aware fits), and how every
+judge's verdicts split between the positions (any fit of data with judges or positions)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesrank.data import positions
 from bayesrank.errors import BayesrankError
 from bayesrank.results.estimates import has_intervals, interval, interval_kind, point, se
 from bayesrank.results.hja import judge_table
-from bayesrank.results.io import framework_of
+from bayesrank.results.io import data_of, framework_of
 
 
 def judges(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
@@ -41,3 +43,16 @@ def judges(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
     else:
         table["lower_log"], table["upper_log"] = lower, upper
     return table
+
+
+def verdict_shares(tree: xr.DataTree) -> pd.DataFrame:
+    """Per judge, the shares of its verdicts for the answer shown first (``a``), second (``b``)
+    and ties, and whether it follows the position
+    (:func:`bayesrank.data.positions.verdict_shares`, on the data as given to the fit)."""
+    return positions.verdict_shares(data_of(tree))
+
+
+def presentation_order(tree: xr.DataTree) -> positions.PresentationOrder | None:
+    """How the fit's data ordered the answers and what a position preference does to each
+    model's score (:func:`bayesrank.data.positions.presentation_order`); None without positions."""
+    return positions.presentation_order(data_of(tree))

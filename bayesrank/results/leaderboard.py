@@ -13,7 +13,18 @@ import xarray as xr
 from scipy.special import ndtr, ndtri
 
 from bayesrank.results.elo import Elo, elo as elo_view
-from bayesrank.results.estimates import check_level, draws, has_intervals, interval, point, se, stored_covariance
+from bayesrank.errors import BayesrankError
+from bayesrank.results.estimates import (
+    check_level,
+    draws,
+    enough_draws,
+    has_intervals,
+    interval,
+    point,
+    se,
+    stored_covariance,
+    too_few_draws,
+)
 from bayesrank.results.io import data_of, framework_of
 from bayesrank.results.likelihood import predicted_rates
 
@@ -74,7 +85,9 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
         ``rank, name, score, se, lower, upper, rank_lower, rank_upper, n_comparisons``,
         observed rates ``win_rate, tie_rate, loss_rate`` and predicted
         ``pred_win_rate, pred_tie_rate, pred_loss_rate``. For NUTS ``se`` is the posterior
-        standard deviation. Items without an estimate have no rank. A fit without intervals
+        standard deviation. Items without an estimate have no rank; a fit with fewer draws
+        than an interval at ``level`` needs has no rank intervals (NA;
+        :func:`~bayesrank.results.estimates.too_few_draws` says why). A fit without intervals
         (``intervals="none"``) has no ``se, lower, upper, rank_lower, rank_upper`` columns
         (nor ``elo_lower, elo_upper``).
     """
@@ -83,11 +96,11 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
         return _finish(tree, pd.DataFrame({"name": items(tree), "score": point(tree, "score")}), level, elo)
     alpha = (1 - level) / 2
     lower, upper = interval(tree, "score", level)
-    if identified(tree):
+    if identified(tree) and enough_draws(tree, level):
         ranks = rank_draws(tree)
         rank_lower = np.quantile(ranks, alpha, axis=0, method="lower").astype(int)
         rank_upper = np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int)
-    else:  # not identified: no rank intervals
+    else:  # not identified, or too few draws: no rank intervals
         rank_lower = rank_upper = pd.array([pd.NA] * len(items(tree)), dtype="Int64")
     table = pd.DataFrame({
         "name": items(tree), "score": point(tree, "score"), "se": se(tree, "score"),
@@ -100,10 +113,10 @@ def _finish(tree: xr.DataTree, table: pd.DataFrame, level: float, elo: bool | El
     """The leaderboard's Elo ratings, observed and predicted rates, order and ranks."""
     if elo is not False:
         ratings = elo_view(tree, level, elo if isinstance(elo, Elo) else None)
-        table = table.join(ratings, on="name")
+        table = table.join(ratings.drop(columns="rank"), on="name")
     observed = data_of(tree).item_totals().reindex(items(tree))
     n = observed["n_comparisons"].to_numpy()
-    table["n_comparisons"] = n
+    table["n_comparisons"] = n.astype(np.int64) if np.all(n == np.round(n)) else n  # counts are whole numbers
     with np.errstate(invalid="ignore", divide="ignore"):
         for col, what in (("win_rate", "wins"), ("tie_rate", "ties"), ("loss_rate", "losses")):
             table[col] = observed[what].to_numpy() / n
@@ -198,6 +211,8 @@ def top_set(tree: xr.DataTree, k: int = 1, level: float = 0.95) -> list[str]:
     statement of the same level under the normal approximation.
     """
     check_level(level)
+    if has_intervals(tree) and not enough_draws(tree, level):
+        raise BayesrankError(f"no top-{k} set: {too_few_draws(tree, level)}.")
     ranks = rank_draws(tree)
     inside = ranks <= k                                   # (draws, items): item in that draw's top k
     order = np.argsort(-inside.mean(axis=0), kind="stable")
@@ -221,12 +236,16 @@ def tie_groups(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``rank, name, group`` (groups numbered 1, 2, … from the top).
+        ``rank, name, group`` (groups numbered 1, 2, … from the top; NA when the fit has
+        fewer draws than ``level`` needs).
     """
     check_level(level)
     order = scores(tree).sort_values(ascending=False, kind="stable").index
     names = items(tree)
     idx = [names.index(x) for x in order]
+    if has_intervals(tree) and not enough_draws(tree, level):
+        return pd.DataFrame({"rank": np.arange(1, len(idx) + 1), "name": list(order),
+                             "group": pd.array([pd.NA] * len(idx), dtype="Int64")})
     s = draws(tree, "score")
     groups, leader, group = [], None, 0
     for i in idx:

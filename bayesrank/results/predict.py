@@ -23,8 +23,8 @@ from bayesrank.results.io import framework_of, model_data_of
 #: Posterior draws used for NUTS predictions (evenly spaced), bounding memory.
 MAX_DRAWS = 1000
 #: Draw × cell rows evaluated at once when predicting from draws: every row holds the local values
-#: its cell reads (80 numbers and their intermediates for a k_tie = 20 model), so all 8,256 pairs of
-#: arena-2024 at once took 8.6 GB for such a model's 1,000 draws.
+#: its cell reads (80 numbers and their intermediates for a k_tie = 20 model), so memory grows
+#: with draws × cells and is bounded by evaluating this many rows at a time.
 ROWS_AT_ONCE = 100_000
 
 

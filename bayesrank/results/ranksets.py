@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesrank.results.estimates import check_level, draws, point, stored_covariance
+from bayesrank.results.estimates import check_level, draws, enough_draws, has_intervals, point, stored_covariance
 
 #: Draws from the asymptotic normal for the critical value of Wald and sandwich fits.
 N_SIMULATIONS = 4000
@@ -95,7 +95,8 @@ def rank_sets(tree: xr.DataTree, level: float = 0.95, random_seed: int = 0) -> p
     s = point(tree, "score")
     names = np.asarray([str(x) for x in tree["constant_data"]["item"].values], dtype=object)
     m = s.size
-    if not np.all(np.isfinite(s)):
+    too_few = has_intervals(tree) and stored_covariance(tree, "score_cov") is None and not enough_draws(tree, level)
+    if not np.all(np.isfinite(s)) or too_few:
         out = pd.DataFrame({"name": names, "rank": pd.NA, "rank_set_lower": pd.NA, "rank_set_upper": pd.NA})
         out.attrs.update(level=level, critical_value=float("nan"))
         return out

@@ -103,7 +103,7 @@ def lineage_entry(data: Comparisons, known: Comparisons | None = None) -> dict:
 # ---------------------------------------------------------------------- the update
 def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, framework: Framework | None = None,
            format: str | None = None, both_bad_as_ties: bool | None = None, covariates=None, contrasts=None,
-           by: str | None = None, **options) -> xr.DataTree:
+           by: str | None = None, drop_duplicates: bool | None = None, **options) -> xr.DataTree:
     """The fit of ``tree``'s cells and ``new_data``'s, started from ``tree``'s estimate (the
     module docstring); ``tree`` itself is not changed.
 
@@ -120,8 +120,10 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
         Must be the saved fit's when given.
     format : str, optional
         File format of ``new_data`` (as :func:`bayesrank.load`).
-    both_bad_as_ties, covariates, contrasts, by : optional
-        Reading options; when given they must be the saved fit's.
+    both_bad_as_ties, covariates, contrasts, by, drop_duplicates : optional
+        Reading options (:func:`bayesrank.load`); when given they must be the saved fit's
+        (:attr:`~bayesrank.data.comparisons.Comparisons.reading`), which the new records are
+        read with.
     **options
         The fit's options; when given they must equal the saved ones, except those that only say
         how to run (:data:`RUNNING`: a NUTS update's ``tune``, ``progressbar``, ``cores``).
@@ -150,7 +152,7 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
     fit_options = _checked_options(method, saved, options, methods[method])
     t0 = time.perf_counter()
     old = data_of(tree)
-    new = _read(new_data, old, format, both_bad_as_ties, covariates, contrasts, by)
+    new = _read(new_data, old, format, both_bad_as_ties, covariates, contrasts, by, drop_duplicates)
     t_read = time.perf_counter()
     lineage = lineage_of(tree)
     first = lineage[0]["source"] if lineage else old.source
@@ -206,11 +208,17 @@ def _checked_options(method: str, saved: dict, given: Mapping, fitter: Callable)
     return {**saved, **{k: v for k, v in given.items() if k in RUNNING[method]}}
 
 
-def _read(new_data, old: Comparisons, format, both_bad_as_ties, covariates, contrasts, by) -> Comparisons:
-    """The new records, read as the saved fit's were (reading options given must agree)."""
-    reading = {"both_bad_as_ties": bool(old.reading.get("both_bad_as_ties", False)), "by": old.reading.get("by"),
+def _read(new_data, old: Comparisons, format, both_bad_as_ties, covariates, contrasts, by,
+          drop_duplicates) -> Comparisons:
+    """The new records, read as the saved fit's were (reading options given must agree): the
+    same both-bad convention (as resolved for the fit's records, so that count records added to
+    a fit of battle records follow the battles' convention), category column, duplicate rule,
+    covariates and contrasts."""
+    saved_ties = old.reading.get("both_bad_as_ties")
+    reading = {"both_bad_as_ties": both_bad_as_ties if saved_ties is None else bool(saved_ties),
+               "by": old.reading.get("by"), "drop_duplicates": bool(old.reading.get("drop_duplicates", False)),
                "covariates": tuple(old.covariate_names), "contrasts": tuple(old.contrast_names)}
-    given = {"both_bad_as_ties": both_bad_as_ties, "by": by,
+    given = {"both_bad_as_ties": both_bad_as_ties, "by": by, "drop_duplicates": drop_duplicates,
              "covariates": None if covariates is None else tuple([covariates] if isinstance(covariates, str)
                                                                   else covariates),
              "contrasts": None if contrasts is None else tuple([contrasts] if isinstance(contrasts, str)

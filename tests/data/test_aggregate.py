@@ -1,18 +1,202 @@
-"""Record ids: one digest per record, the same for the same id text whatever the source, and
-records without an id refused."""
+"""Typing and aggregation rules (bayesrank/data/aggregate.py) for every source: numeric names
+keep their exact text, duplicates are said, tables that mix readings are refused; record ids
+are one digest per record counted, the same for the same id text whatever the source."""
 
+from __future__ import annotations
+
+import json
 import subprocess
 import sys
 
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import bayesrank as br
+from bayesrank.cli import main
 from bayesrank.data.aggregate import id_digest
 
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
+
+def ring(ids) -> dict[str, list]:
+    """Battles in a ring over ``ids`` (each compared with the next), as columns."""
+    ids = list(ids)
+    return {"model_a": ids, "model_b": ids[1:] + ids[:1], "winner": ["model_a"] * len(ids)}
+
+
+# ---------------------------------------------------------------------- numbers as names
+@FAST
+@given(ids=st.lists(st.integers(2**53, 2**63 - 1), min_size=3, max_size=8, unique=True))
+def test_large_integer_ids_keep_every_digit(tmp_path_factory, ids):
+    """Ids around 1e17 that one double cannot tell apart stay distinct items, in every source."""
+    folder = tmp_path_factory.mktemp("ids")
+    columns = ring(ids)
+    frame = pd.DataFrame({k: (np.array(v, dtype=np.int64) if k != "winner" else v) for k, v in columns.items()})
+    frame.to_parquet(folder / "r.parquet")
+    (folder / "r.jsonl").write_text("".join(json.dumps(dict(zip(columns, row))) + "\n" for row in zip(*columns.values())))
+    frame.to_csv(folder / "r.csv", index=False)
+    expected = tuple(sorted(str(i) for i in ids))
+    for source in (frame, folder / "r.parquet", folder / "r.jsonl", folder / "r.csv", pa.table(frame)):
+        assert br.load(source).items == expected, type(source)
+
+
+@FAST
+@given(values=st.lists(st.floats(width=32, min_value=-1e6, max_value=1e6, allow_nan=False, allow_subnormal=False),
+                       min_size=3, max_size=8, unique=True))
+def test_float32_names_are_written_in_their_own_precision(tmp_path_factory, values):
+    values = np.unique(np.array(values, dtype=np.float32))
+    if values.size < 3:
+        return
+    frame = pd.DataFrame({k: (np.array(v, dtype=np.float32) if k != "winner" else v)
+                          for k, v in ring(list(values)).items()})
+    path = tmp_path_factory.mktemp("f32") / "r.parquet"
+    frame.to_parquet(path)
+    for source in (frame, path):
+        items = br.load(source).items
+        assert len(items) == values.size  # none merged
+        for name in items:
+            value = np.float32(float(name))
+            assert value in values  # reads back as the float32 written
+            assert len(name) <= len(str(value)) + 2 or "e" in name  # shortest form, not float64's digits
+            if value == int(value):
+                assert "." not in name and "e" not in name
+
+
+def test_float32_and_float64_examples():
+    f32 = pd.DataFrame({"model_a": np.array([3.3, 0.1], dtype=np.float32), "model_b": np.array([2.5, 3.3], dtype=np.float32),
+                        "winner": ["model_a", "tie"]})
+    assert br.load(f32).items == ("0.1", "2.5", "3.3")
+    f64 = f32.astype({"model_a": np.float64, "model_b": np.float64})
+    assert br.load(f64).items == ("0.10000000149011612", "2.5", "3.299999952316284")  # what float64 holds
+
+
+@pytest.mark.parametrize("value", [2.0**53, 1e17, -2.0**60])
+def test_floating_point_ids_beyond_2_53_are_refused(value):
+    frame = pd.DataFrame({"model_a": [value, 1.0], "model_b": [2.0, 3.0], "winner": ["model_a", "tie"]})
+    with pytest.raises(br.DataError, match=r"record 0.*floating-point \(double\) number beyond 2\^53"):
+        br.load(frame)
+
+
+def test_integer_ids_with_a_missing_value_are_refused_not_merged():
+    """pandas stores an integer column with a missing value as floats: ids beyond 2^53 have
+    already lost digits there, so they are refused rather than merged."""
+    frame = pd.DataFrame({"model_a": [10**17, 10**17 + 1, None], "model_b": [10**17 + 2] * 3,
+                          "winner": ["model_a", "tie", "tie"]})
+    assert frame["model_a"].dtype.kind == "f"
+    with pytest.raises(br.DataError, match="beyond 2\\^53"):
+        br.load(frame)
+
+
+def test_nan_in_a_float_name_column_is_a_missing_name():
+    frame = pd.DataFrame({"model_a": [1.0, np.nan], "model_b": [2.0, 3.0], "winner": ["model_a", "tie"]})
+    with pytest.raises(br.DataError, match="record 1.*missing or empty"):
+        br.load(frame)
+
+
+def test_decimal_and_big_json_integers_keep_their_digits(tmp_path):
+    import decimal
+
+    table = pa.table({"model_a": pa.array([decimal.Decimal("3.30"), decimal.Decimal("2.00")], pa.decimal128(5, 2)),
+                      "model_b": pa.array([decimal.Decimal("1.50"), decimal.Decimal("3.30")], pa.decimal128(5, 2)),
+                      "winner": ["model_a", "tie"]})
+    pq.write_table(table, tmp_path / "d.parquet")
+    assert br.load(tmp_path / "d.parquet").items == ("1.5", "2", "3.3")
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"model_a": 123456789012345678901234567890, "model_b": 123456789012345678901234567891, '
+                    '"winner": "tie"}\n')
+    assert br.load(path).items == ("123456789012345678901234567890", "123456789012345678901234567891")
+
+
+# ---------------------------------------------------------------------- duplicates
+@FAST
+@given(n=st.integers(3, 20), repeated=st.lists(st.integers(0, 19), min_size=1, max_size=10),
+       layout=st.sampled_from(["frame", "jsonl", "csv"]))
+def test_judge_records_exported_twice_are_counted_and_said(tmp_path_factory, n, repeated, layout):
+    rng = np.random.default_rng(n)
+    models = ["m1", "m2", "m3", "m4"]
+    rows = [{"question_id": q, "model_a": models[q % 4], "model_b": models[(q + 1) % 4],
+             "judge_model": ["j1", "j2"][q % 2], "judge_preferred_model": str(rng.choice(["a", "b", "c"]))}
+            for q in range(n)]
+    twice = [rows[k % n] for k in repeated]
+    frame = pd.DataFrame(rows + twice)
+    source = frame
+    if layout != "frame":
+        source = tmp_path_factory.mktemp("dup") / f"r.{layout}"
+        if layout == "csv":
+            frame.to_csv(source, index=False)
+        else:
+            source.write_text("".join(json.dumps(r) + "\n" for r in rows + twice))
+    kept = br.load(source)
+    assert kept.n_comparisons == n + len(twice)  # as given, but said
+    assert kept.notes["records repeating an earlier record (duplicates)"] == len(twice)
+    assert any(f"{len(twice):,} of {n + len(twice):,} records repeat an earlier record" in w for w in kept.warnings)
+    once = br.load(source, drop_duplicates=True)
+    assert once.n_comparisons == n
+    assert once.accounting()["dropped"] == {"duplicate record (drop_duplicates=True / --drop-duplicates)": len(twice)}
+    assert once.cells_digest() == br.load(pd.DataFrame(rows)).cells_digest()
+
+
+def test_records_without_an_identifier_are_not_duplicates():
+    frame = pd.DataFrame({"model_a": ["x"] * 5, "model_b": ["y"] * 5, "winner": ["model_a"] * 5})
+    data = br.load(frame)
+    assert data.n_comparisons == 5 and not data.warnings and not data.notes
+
+
+def test_cli_drop_duplicates(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("id,model_a,model_b,winner\n1,x,y,model_a\n1,x,y,model_a\n2,y,z,tie\n3,z,x,model_b\n")
+    assert main(["fit", str(path), "--model", "bt", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["accounting"]["comparisons_used"] == 4 and any("exported twice" in w for w in out["warnings"])
+    assert main(["fit", str(path), "--model", "bt", "--format", "json", "--drop-duplicates"]) == 0
+    assert json.loads(capsys.readouterr().out)["accounting"]["comparisons_used"] == 3
+
+
+def test_a_count_table_with_a_winner_column_is_refused():
+    frame = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "z"], "wins_a": [50, 60], "wins_b": [30, 30],
+                          "winner": ["model_a", "tie"]})
+    with pytest.raises(br.DataError, match="both a 'winner' column.*remove 'winner' to read the counts"):
+        br.load(frame)
+
+
+# ---------------------------------------------------------------------- tables
+def test_covariate_names_with_quotes_and_repeats():
+    frame = pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "x"], "winner": ["model_a"] * 3,
+                          'len "a"': [1.0, 2.0, 3.0], "it's": [1.0, 1.0, 2.0]})
+    data = br.load(frame, covariates=['len "a"', "it's"])
+    assert data.covariate_names == ('len "a"', "it's") and data.covariates.shape == (3, 2)
+    with pytest.raises(br.DataError, match="given more than once"):
+        br.load(frame, covariates=["it's", "it's"])
+    with pytest.raises(br.DataError, match="both covariates and contrasts"):
+        br.load(frame, covariates=["it's"], contrasts=["it's"])
+
+
+@pytest.mark.parametrize(("frame", "fragment"), [
+    (pd.DataFrame(), "has no columns"),
+    (pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "wins_a": [1 + 2j], "wins_b": [1]}), "complex numbers"),
+    (pd.DataFrame({"model_a": ["x"], "MODEL_A": ["z"], "model_b": ["y"], "winner": ["tie"]}), "differ only by letter case"),
+])
+def test_tables_that_cannot_be_read_say_why(frame, fragment):
+    with pytest.raises(br.DataError, match=fragment):
+        br.load(frame)
+
+
+def test_category_columns_are_read_as_their_values():
+    frame = pd.DataFrame({"model_a": pd.Categorical(["x", "y"]), "model_b": pd.Categorical(["y", "z"]),
+                          "winner": pd.Categorical(["model_a", "tie"])})
+    data = br.load(frame)
+    assert data.items == ("x", "y", "z") and data.n_comparisons == 2
+    assert br.load(pa.table(frame)).items == data.items  # Arrow dictionaries too
+
+
+
+# ---------------------------------------------------------------------- record ids
 def test_record_ids_are_digests_of_the_id_text_in_record_order(tmp_path):
     frame = pd.DataFrame({"id": ["b-7", "b-3", 12, "é"], "model_a": ["x", "y", "x", "z"],
                           "model_b": ["y", "z", "z", "x"], "winner": ["model_a", "tie", "model_b", "model_a"]})
@@ -52,3 +236,21 @@ def test_a_record_without_id_is_refused():
 def test_records_without_id_column_have_none():
     frame = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["model_a"]})
     assert br.load(frame).record_ids is None
+
+
+def test_ids_follow_the_records_counted_and_the_reading_is_kept():
+    """With drop_duplicates=True a record repeated in every column read leaves one id (it is
+    counted once); without, every record keeps its id. The reading options are recorded, the
+    both-bad convention as resolved for the records' shape."""
+    frame = pd.DataFrame({"id": ["r0", "r1", "r1", "r2"], "model_a": ["x", "y", "y", "x"],
+                          "model_b": ["y", "z", "z", "z"], "winner": ["model_a", "tie", "tie", "model_b"]})
+    digests = [duckdb.sql(f"SELECT hash('{t}')").fetchall()[0][0] for t in ("r0", "r1", "r1", "r2")]
+    kept = br.load(frame, drop_duplicates=True)
+    assert list(kept.record_ids) == digests[:2] + digests[3:]
+    assert kept.n_comparisons == 3
+    assert kept.reading["drop_duplicates"] is True and kept.reading["both_bad_as_ties"] is True
+    counted = br.load(frame)
+    assert list(counted.record_ids) == digests and counted.n_comparisons == 4
+    assert counted.reading["drop_duplicates"] is False
+    counts = br.Comparisons.from_cells(["x"], ["y"], [1], [0])
+    assert counts.reading["both_bad_as_ties"] is False  # count records leave both-bad ties out

@@ -75,8 +75,13 @@ def test_other_reading_options_are_refused():
     old = br.load(records.iloc[:300], contrasts=["len"])
     with pytest.raises(br.DataError, match=r"contrasts \['len'\] and the new records none"):
         merge(old, br.load(records.iloc[300:]))
+    # battle records count both-bad ties by default (the Arena convention): a fit read the other
+    # way takes no records read the default way
+    paper = br.load(records.iloc[:300], contrasts=["len"], both_bad_as_ties=False)
     with pytest.raises(br.DataError, match="both_bad_as_ties=False"):
-        merge(old, br.load(records.iloc[300:], contrasts=["len"], both_bad_as_ties=True))
+        merge(paper, br.load(records.iloc[300:], contrasts=["len"]))
+    with pytest.raises(br.DataError, match="drop_duplicates=False"):
+        merge(old, br.load(records.iloc[300:], contrasts=["len"], drop_duplicates=True))
 
 
 def test_ids_digested_otherwise_are_not_compared():

@@ -72,6 +72,28 @@ def test_sandwich_equals_numpy_reference(ties_data):
     assert np.all(fit.tree["estimate"]["score_se"].values < wald.tree["estimate"]["score_se"].values)
 
 
+@pytest.mark.parametrize("framework, reweight", [(br.BradleyTerry(), False), (br.Davidson(), True)])
+def test_large_model_sandwich_is_a_factor_of_the_same_covariance(ties_data, monkeypatch, framework, reweight):
+    """Beyond DENSE_COVARIANCE_MAX free coordinates the sandwich is kept as a factor (no n × n
+    covariance stored): the same standard errors as the dense sandwich (and, for BT with ties as
+    halves, as the NumPy reference), and rank intervals from its draws."""
+    import bayesrank.inference.map as map_module
+
+    dense = br.fit(framework, ties_data, intervals="sandwich", reweight=reweight)
+    monkeypatch.setattr(map_module, "DENSE_COVARIANCE_MAX", 2)
+    large = br.fit(framework, ties_data, intervals="sandwich", reweight=reweight)
+    est = large.tree["estimate"]
+    assert est.attrs["covariance_stored"] == 0 and est.attrs["interval_method"] == "sandwich"
+    for name in [v for v in dense.tree["estimate"].data_vars if v.endswith("_se")]:
+        np.testing.assert_allclose(est[name].values, dense.tree["estimate"][name].values, rtol=1e-6, atol=1e-12)
+    if not reweight:
+        s = large.scores().loc[list(ties_data.items)].to_numpy()
+        np.testing.assert_allclose(est["score_se"].values, np.sqrt(np.diag(bt_sandwich_numpy(ties_data, s)[0])),
+                                   rtol=1e-6)
+    board = large.leaderboard()
+    assert board["rank_lower"].notna().all() and (board["rank_lower"] <= board["rank_upper"]).all()
+
+
 def test_sandwich_for_proper_likelihood_is_close_to_wald(ties_data):
     """Davidson is well specified for Davidson data: the sandwich agrees with Wald to sampling error."""
     sand = br.fit(br.Davidson(), ties_data, intervals="sandwich").tree["estimate"]["score_se"].values
@@ -221,7 +243,7 @@ def test_results_without_intervals(arena_fits, tmp_path):
     assert list(points.parameters().columns) == ["parameter", "index", "estimate"]
     items = points.to_json()["items"]
     assert set(items[0]) == {"name", "rank", "score", "elo"}
-    assert list(points.elo().columns) == ["elo"]
+    assert list(points.elo().columns) == ["rank", "elo"]
     for ask in (points.rank_sets, points.rank_distribution, points.top_set):
         with pytest.raises(br.BayesrankError):
             ask()

@@ -175,18 +175,13 @@ def test_geometry_tuned_nuts_lands_a_quarter_period_away(small, small_nuts, smal
     np.testing.assert_allclose(tuned.scores(), adapted.scores(), atol=0.03)
 
 
-def test_default_sampler_fixes_the_step_where_the_geometry_sets_it(monkeypatch):
-    """Geometry-tuned NUTS: numpyro with JAX, else PyMC's sampler (both take a fixed step);
-    otherwise nutpie, PyMC's own choice, when installed."""
+def test_default_sampler_is_the_same_whatever_is_installed(monkeypatch):
+    """PyMC's sampler, with or without JAX, numpyro or nutpie, and for either geometry."""
     from bayesrank.inference import nuts
 
-    installed = {"jax", "numpyro", "nutpie"}
-    monkeypatch.setattr(nuts, "find_spec", lambda name: name if name in installed else None)
-    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("numpyro", "nutpie")
-    installed -= {"jax"}
-    assert (nuts.default_sampler(True), nuts.default_sampler(False)) == ("pymc", "nutpie")
-    installed -= {"nutpie"}
-    assert nuts.default_sampler(False) == "pymc"
+    for installed in ({"jax", "numpyro", "nutpie"}, {"nutpie"}, set()):
+        monkeypatch.setattr(nuts, "find_spec", lambda name, installed=installed: name if name in installed else None)
+        assert nuts.default_sampler(True) == nuts.default_sampler(False) == "pymc"
 
 
 def test_quarter_period_hmc_needs_whitened_coordinates(small):
@@ -268,3 +263,23 @@ def test_nuts_agrees_with_map_for_every_paired_framework(large, framework, sampl
                                        br.HJA(rank=1)], ids=lambda f: f.label)
 def test_nuts_agrees_with_map_for_the_judge_frameworks(framework, sampler):
     _agreement(framework, br.load("mtbench-judges"), sampler)
+
+
+@pytest.mark.parametrize("chains", [1, 4])
+def test_one_chain_is_unchecked_not_chains_disagreeing(chains):
+    """r̂ compares chains: a one-chain run is called unchecked, never "the chains disagree",
+    and is not reported as converged; well-mixed chains raise no r̂ warning."""
+    import arviz as az
+
+    from bayesrank.inference.nuts import sampling_diagnostics, sampling_warnings
+
+    rng = np.random.default_rng(0)
+    tree = az.from_dict({"posterior": {"x": rng.normal(size=(chains, 2000))},
+                         "sample_stats": {"diverging": np.zeros((chains, 2000), bool)}})
+    diag = sampling_diagnostics(tree, ["x"])
+    rhat = [w for w in sampling_warnings(diag) if "r_hat" in w]
+    assert not any("disagree" in w for w in rhat)
+    if chains == 1:
+        assert len(rhat) == 1 and "one" in rhat[0] and not diag["converged"]
+    else:
+        assert rhat == [] and diag["converged"]

@@ -107,3 +107,25 @@ def test_a_nuts_update_starts_from_the_saved_posterior():
                    **options)
     gap = np.abs(updated.scores() - batch.scores()) / batch.leaderboard().set_index("name")["se"]
     assert gap.max() < 0.5                         # the same posterior, up to Monte-Carlo error
+
+
+def test_new_records_follow_the_fits_both_bad_convention_and_duplicate_rule():
+    """The new records are read with the saved fit's reading: a board read with the leaderbot
+    paper's convention leaves the day's both-bad ties out (battle records would count them by
+    default), and a board that counts a repeated record once counts the day's repeats once — as
+    a batch fit of every record read alike does. Asking for another reading is refused."""
+    old, new = logs(11)
+    rng = np.random.default_rng(12)
+    bothbad = rng.random(len(new)) < 0.1
+    new.loc[bothbad, "winner"] = "tie (bothbad)"
+    new = pd.concat([new, new.iloc[:40]], ignore_index=True)           # an export that ran twice
+    read = dict(both_bad_as_ties=False, drop_duplicates=True)
+    saved = br.fit(br.Davidson(), br.load(old, **read))
+    updated = saved.update(new)
+    batch = br.fit(br.Davidson(), br.load(pd.concat([old, new]), **read))
+    assert updated.nll == pytest.approx(batch.nll, rel=1e-9)
+    assert updated.data.n_comparisons == batch.data.n_comparisons == len(old) + len(new) - 40 - bothbad.sum()
+    assert updated.data.reading["both_bad_as_ties"] is False and updated.data.reading["drop_duplicates"] is True
+    for option in ({"both_bad_as_ties": True}, {"drop_duplicates": False}):
+        with pytest.raises(br.DataError, match=f"{next(iter(option))}=.* where the fit was read with"):
+            saved.update(new, **option)
