@@ -39,6 +39,7 @@ _PUBLIC = {
     "HJAPriors": "bayesrank.model.hja",
     "framework_from_spec": "bayesrank.model.registry",
     "select_rank": "bayesrank.selection",
+    "diff": "bayesrank.changes",
     "fit": "bayesrank.results.fit",
     "Fit": "bayesrank.results.fit",
     "next_pairs": "bayesrank.design.next_pairs",

@@ -1,5 +1,5 @@
-"""Command line: ``bayesrank fit | evaluate | select-rank | report | compare | datasets | demo | gars | dml |
-next-pairs | provisional``.
+"""Command line: ``bayesrank fit | update | diff | evaluate | select-rank | report | compare | datasets | demo |
+gars | dml | next-pairs | provisional``.
 
 The CLI only parses, calls the public API and renders. Model options are not declared here:
 they are the fields of the framework dataclasses (:data:`bayesrank.model.registry.FRAMEWORKS`),
@@ -156,6 +156,8 @@ def _add_data_args(p) -> None:
 #: Each command's one-line help (``bayesrank --help`` lists them without building their options).
 HELP = {
     "fit": "fit a model and print its leaderboard",
+    "update": "add new records to a saved fit (no full refit; the old log need not exist) and save the new fit",
+    "diff": "compare two saved fits: every rank and score change, new models, and why each score moved",
     "evaluate": "goodness of fit (paper Table D.2) or generalisation to held-out pairs (D.3)",
     "report": "fit one or more models and write a self-contained HTML (or Markdown) report",
     "compare": "compare models by leave-one-out cross-validation (NUTS fits)",
@@ -240,6 +242,43 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
     fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)} (written atomically)")
     fit.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
+
+
+def _add_update_args(up) -> None:
+    up.add_argument("fit", type=Path, help="a saved fit: fit.nc, or the --out directory of 'bayesrank fit' / 'update'")
+    up.add_argument("data", help="the new records (CSV, Parquet, JSON, JSONL), read as the fit's records were")
+    up.add_argument("--out", type=Path, required=True,
+                    help=f"directory for the updated {', '.join(OUTPUTS)} (written atomically; may be the fit's own "
+                         "directory, with --force)")
+    up.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
+    up.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl)")
+    for flag in ("--both-bad-ties", "--drop-duplicates"):
+        up.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                        help="must match the fit's reading (the records are read as the fit's were: the same both-bad "
+                             "convention and duplicate rule)")
+    for flag in ("--covariates", "--contrasts"):
+        up.add_argument(flag, default=None, help="must match the fit's reading (comma-separated columns)")
+    up.add_argument("--by", default=None, metavar="COLUMN", help="must match the fit's reading")
+    up.add_argument("--tune", type=int, default=None,
+                    help="NUTS fits: warm-up steps per chain (default 100: the chains start from the saved posterior)")
+    up.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="show NUTS progress (default: when stderr is a terminal)")
+    up.add_argument("--level", type=float, default=0.95, help="interval level")
+    up.add_argument("--format", default="table", choices=("table", "json"))
+    up.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+
+
+def _add_diff_args(d) -> None:
+    d.add_argument("old", type=Path, help="the earlier saved fit (fit.nc or its directory)")
+    d.add_argument("new", type=Path, help="the later saved fit (fit.nc or its directory)")
+    d.add_argument("--level", type=float, default=0.95, help="interval level of scores, ranks and changes")
+    d.add_argument("--no-attribution", dest="attribution", action="store_false",
+                   help="leave out the attribution of each change (it refits along the path between the boards)")
+    d.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    d.add_argument("--top", type=int, default=30, help="rows of the table format (0: all)")
+    d.add_argument("--report", type=Path, default=None,
+                   help="also write an HTML (or .md) report of the new fit with a section on what changed")
+    d.add_argument("--force", action="store_true", help="replace the report file if it exists")
 
 
 def _add_evaluate_args(ev) -> None:
@@ -399,7 +438,7 @@ def _no_options(p) -> None:
 
 #: Command → the function adding its options (see :func:`build_parser`).
 _OPTIONS = {
-    "fit": _add_fit_args, "evaluate": _add_evaluate_args,
+    "fit": _add_fit_args, "update": _add_update_args, "diff": _add_diff_args, "evaluate": _add_evaluate_args,
     "report": lambda p: _add_models_args(p, "report"), "compare": lambda p: _add_models_args(p, "compare"),
     "select-rank": _add_select_rank_args, "datasets": _no_options,
     "demo": _add_demo_args, "gars": _add_gars_args, "dml": _add_dml_args,
@@ -613,16 +652,21 @@ def _fit_kwargs(args) -> dict:
                 whiten=args.whiten, geometry_tuned=args.geometry_tuned)
 
 
+def _check_shown(args) -> None:
+    """Refuse a ``--top`` or ``--level`` no table can show."""
+    if args.top < 0:
+        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    if not 0 < args.level < 1:
+        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+
+
 def cmd_fit(args) -> int:
     from bayesrank.fragility import fragility
     from bayesrank.results.elo import Elo
     from bayesrank.results.fit import fit
     from bayesrank.style import style_control
 
-    if args.top < 0:
-        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
-    if not 0 < args.level < 1:
-        raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
+    _check_shown(args)
     if args.out is not None:
         check_out(args.out, args.force)
     framework = framework_from_args(args)
@@ -691,6 +735,61 @@ def render_time_table(result, top: int, level: float) -> str:
         lines.append(found.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def cmd_update(args) -> int:
+    _check_shown(args)
+    check_out(args.out, args.force)
+    saved = saved_fit(args.fit)
+    running = {}
+    if args.tune is not None:
+        if saved.method != "nuts":
+            raise ModelSpecError("--tune applies to fits made with --method nuts; this fit is a MAP fit.")
+        running["tune"] = args.tune
+    if args.progress is not None and saved.method == "nuts":
+        running["progressbar"] = args.progress
+    result = saved.update(args.data, format=args.data_format, both_bad_as_ties=args.both_bad_ties,
+                          covariates=_columns(args.covariates) if args.covariates is not None else None,
+                          contrasts=_columns(args.contrasts) if args.contrasts is not None else None, by=args.by,
+                          drop_duplicates=args.drop_duplicates, **running)
+    write_outputs(result, args.out, args.level, args.force)
+    done = result.diagnostics["update"]
+    if args.format == "json":
+        from bayesrank.inference.tree import plain
+
+        print(json.dumps(plain({**result.to_json(args.level), "update": done, "lineage": result.lineage})))
+        return 0
+    new = ", ".join(done["new_models"]) or "none"
+    seconds = done["seconds"]
+    print(render_table(result, args.top, args.level))
+    print(f"\nupdated with {done['comparisons']:,.0f} comparisons from {args.data} (new models: {new}); "
+          f"{len(result.lineage)} sets of records in all; read {seconds['read']:.2f} s, merged "
+          f"{seconds['merge']:.2f} s, fitted {seconds['fit']:.2f} s; written to {args.out}/")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from bayesrank.changes import diff
+
+    _check_shown(args)
+    if args.report is not None:
+        from bayesrank.results.io import check_target
+
+        check_target(args.report, args.force)
+    old, new = saved_fit(args.old), saved_fit(args.new)
+    changes = diff(old, new, level=args.level, attribution=args.attribution)
+    if args.report is not None:
+        from bayesrank.report import Report
+
+        Report({f"{new.framework.label}": new}, command=_command(args), changes=changes,
+               title="bayesrank: what changed on the board").save(args.report, overwrite=args.force)
+    if args.format == "json":
+        print(json.dumps(changes.to_json()))
+    elif args.format == "csv":
+        sys.stdout.write(csv_text(changes.to_frame()))
+    else:
+        print(changes.to_text(args.top))
+    return 0
 
 
 def _select(args, framework, data):
@@ -1127,8 +1226,8 @@ def cmd_provisional(args) -> int:
     return 0
 
 
-COMMANDS = {"fit": cmd_fit, "evaluate": cmd_evaluate, "select-rank": cmd_select_rank, "report": cmd_report,
-            "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo,
+COMMANDS = {"fit": cmd_fit, "update": cmd_update, "diff": cmd_diff, "evaluate": cmd_evaluate,
+            "select-rank": cmd_select_rank, "report": cmd_report, "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo,
             "gars": cmd_gars, "dml": cmd_dml, "next-pairs": cmd_next_pairs, "provisional": cmd_provisional}
 
 

@@ -86,6 +86,9 @@ class Report:
     title : str
     top : int
         Leaderboard rows per fit.
+    changes : BoardDiff, optional
+        What changed since an earlier board (:func:`bayesrank.changes.diff`): a section with the
+        models whose rank moved and why.
     """
 
     fits: Mapping[str, Fit]
@@ -93,6 +96,7 @@ class Report:
     command: str = ""
     title: str = "bayesrank report"
     top: int = TOP
+    changes: object | None = None
     _figures: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
@@ -224,6 +228,11 @@ class Report:
             out.append(_table_html(self.comparison.reset_index()))
             out += [f"<p>{_e(w)}</p>" for w in self.comparison.attrs.get("warnings", [])]
             out.append(_figure_html("comparison", figures["comparison"]["comparison"]))
+        if self.changes is not None:
+            out.append("<h2>What changed since the previous board</h2>")
+            out += [f"<p>{_e(line)}</p>" for line in self.changes.describe()]
+            out.append(_table_html(self.changes.shown(self.top)))
+            out += [f"<div class='warn'>{_e(n)}</div>" for n in self.changes.notes]
         out.append("<h2>How this report was made</h2>")
         if self.command:
             out.append(f"<pre>{_e(self.command)}</pre>")
@@ -283,6 +292,9 @@ class Report:
         if self.comparison is not None:
             out += ["## Leave-one-out comparison", "", _table_md(self.comparison.reset_index()), ""]
             out += [f"* {md(w)}" for w in self.comparison.attrs.get("warnings", [])] + [""]
+        if self.changes is not None:
+            out += ["## What changed since the previous board", ""] + [md(line) for line in self.changes.describe()]
+            out += ["", _table_md(self.changes.shown(self.top)), ""] + [f"> {md(n)}" for n in self.changes.notes] + [""]
         if self.command:
             out += ["## How this report was made", "", "```", self.command.replace("`", "'"), "```", ""]
         return "\n".join(out), files

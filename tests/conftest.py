@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import bayesrank as br
@@ -95,3 +96,36 @@ def newcomer(scores, many, few, name, rng):
     wins_a = np.concatenate([lots.wins_a[~theirs], little.wins_a[theirs]])
     wins_b = np.concatenate([lots.wins_b[~theirs], little.wins_b[theirs]])
     return br.Comparisons.from_cells(a, b, wins_a, wins_b)
+
+
+def simulate_battles(scores, n, rng, *, models=None, eta=-1.0, beta=None, judges=None, first_id=0):
+    """``n`` battle records (``id, model_a, model_b, winner``), each of two distinct models among ``m0``, ``m1``, …
+    (indices ``models``, default all), drawn from Davidson with scores ``scores`` and tie level
+    ``eta``; with ``beta``, a style contrast ``len`` (whole numbers −2…2, a's minus b's) adds
+    beta · len to the score difference; with ``judges`` (name → discrimination γ), judge records
+    (``judge_model, judge_preferred_model``) with the difference scaled by the judge's γ. Ids
+    are ``r<first_id>``, ``r<first_id + 1>``, …"""
+    scores = np.asarray(scores, dtype=float)
+    models = np.arange(len(scores)) if models is None else np.asarray(models)
+    first = rng.integers(0, models.size, n)
+    a, b = models[first], models[(first + rng.integers(1, models.size, n)) % models.size]
+    d = scores[a] - scores[b]
+    out = {"id": [f"r{first_id + k}" for k in range(a.size)]}
+    names = np.array([f"m{k}" for k in range(len(scores))], dtype=object)
+    out.update(model_a=names[a], model_b=names[b])
+    if beta is not None:
+        z = rng.integers(-2, 3, a.size).astype(float)
+        d = d + beta * z
+        out["len"] = z
+    if judges is not None:
+        judge = rng.choice(list(judges), a.size)
+        d = d * np.array([judges[j] for j in judge])
+        out["judge_model"] = judge
+    w = np.column_stack([np.exp(d / 2), np.exp(-d / 2), np.full(d.size, np.exp(eta))])
+    u = rng.random(a.size)[:, None]
+    outcome = (u > np.cumsum(w / w.sum(axis=1, keepdims=True), axis=1)).sum(axis=1)
+    if judges is not None:
+        out["judge_preferred_model"] = np.array(["a", "b", "c"])[outcome]
+    else:
+        out["winner"] = np.array(["model_a", "model_b", "tie"])[outcome]
+    return pd.DataFrame(out)

@@ -35,6 +35,11 @@ Typing rules (the same for every source):
 * **duplicates**: records that carry an identifier (a column of :data:`ID_COLUMNS`) and
   repeat an earlier record in every column the reading uses are counted and reported (an
   export that ran twice); ``drop_duplicates=True`` counts each once.
+* **record ids**: records with an ``id`` column (:data:`ID_COLUMN`, any shape) carry one id
+  each, text by the name rule; it is kept as a 64-bit digest (:func:`record_ids`), so that
+  records counted once are recognised when they come again (:func:`bayesrank.data.merge.merge`).
+  With ``drop_duplicates=True`` the ids are those of the records counted (a duplicate's id is
+  its first record's).
 
 A refused record raises :class:`~bayesrank.errors.DataError` naming the record (0-based, in
 the input's order), the column, the value, how many records share the problem and the fix.
@@ -95,6 +100,12 @@ MAX_RECORD_BYTES = 16 << 20
 #: Columns that identify a record (an export of it): with one of them present, a record that
 #: repeats an earlier one in every column the reading uses is a duplicate.
 ID_COLUMNS = ("id", "record_id", "battle_id", "question_id", "conversation_id", "tstamp")
+#: The column holding each record's own id (optional, any shape): the identifier an update checks
+#: so that no record is counted twice (:func:`record_ids`). The other :data:`ID_COLUMNS` name
+#: an export of a record (a question, a time stamp) without being unique to it.
+ID_COLUMN = "id"
+#: The text whose digest identifies how ids are digested (:func:`id_digest`).
+ID_PROBE = "bayesrank record id"
 
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
@@ -408,7 +419,10 @@ def table_from_frame(con, frame, source: str = "") -> Table:
     a table without columns and complex numbers are refused.
     """
     if isinstance(frame, duckdb.DuckDBPyRelation):
-        frame = frame.fetch_arrow_reader()
+        # a reader streams the records once; record ids and the judges' agreement are a second
+        # pass over them, so a relation with those columns is read into one Arrow table
+        again = {ID_COLUMN, "question_id"} & {str(c).strip() for c in frame.columns}
+        frame = frame.fetch_arrow_table() if again else frame.fetch_arrow_reader()
     elif type(frame).__module__.startswith("polars"):
         if hasattr(frame, "collect"):
             frame = frame.collect()
@@ -694,6 +708,12 @@ class Cells:
         With ``cluster=``: the comparisons of each cell by cluster, the ``cell`` of each row
         numbering the cells as the frame's ``_cell`` column does
         (:meth:`~bayesrank.data.comparisons.Comparisons.from_aggregate` renumbers them).
+    ids : ndarray of uint64 or None
+        The records' id digests in the input's order (:func:`record_ids`), when the records
+        have an ``id`` column.
+    reading : dict
+        The reading options the cells follow: ``both_bad_as_ties`` (resolved by the records'
+        shape, :func:`bayesrank.data.bothbad.as_ties`), ``by`` and ``drop_duplicates``.
     """
 
     frame: pd.DataFrame
@@ -704,6 +724,8 @@ class Cells:
     warnings: list[str] = field(default_factory=list)
     period_unit: str = ""
     clusters: Clusters | None = None
+    ids: np.ndarray | None = None
+    reading: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -968,8 +990,13 @@ def aggregate(
     if shape == "judgements" and "question_id" in table.columns:
         agreement = _agreement(table, value, skip)
     frame = frame.sort_values(keys, kind="stable").reset_index(drop=True)
+    record = None
+    if ID_COLUMN in table.columns:  # a duplicate (same record again) is counted once when dropped
+        record = record_ids(table, shape, what, distinct=used if drop_duplicates and ids else None)
+    reading = {"both_bad_as_ties": both_bad_as_ties, "by": by, "drop_duplicates": bool(drop_duplicates)}
     return Cells(frame, n_records, dropped, notes, agreement, warnings,
-                 period_unit=period if time_column is not None else "", clusters=clusters)
+                 period_unit=period if time_column is not None else "", clusters=clusters, ids=record,
+                 reading=reading)
 
 
 #: Notes (``Comparisons.notes``) of the reading rules.
@@ -1082,6 +1109,60 @@ def _cluster_rows(table: Table, shape: str, frame: pd.DataFrame, keys: list[str]
     return Clusters(tuple(cluster), tuple(levels), np.asarray(rows["_cell"], dtype=np.int64),
                     np.column_stack([np.asarray(rows[f"_code{k}"], dtype=np.int64) for k in range(len(names))]),
                     np.column_stack([np.asarray(rows[c], dtype=float) for c in ("wins_a", "wins_b", "ties")]))
+
+
+def record_ids(table: Table, shape: str = "battles", what: str = "record",
+               distinct: Sequence[str] | None = None) -> np.ndarray:
+    """The digest of every record's ``id``, in the input's order.
+
+    The id is text by the name rule (``1``, ``1.0`` and ``"1"`` are one id); its digest is DuckDB's
+    64-bit ``hash`` of that text (one pass at the speed of reading: a cryptographic digest would
+    take several times longer than the reading itself). 64 bits keep a billion ids apart with
+    probability above 0.97. DuckDB does not promise the same ``hash`` in every version, so the
+    digest of a fixed text (:func:`id_digest`) is kept with the ids, and ids digested differently
+    are never compared (:func:`bayesrank.data.merge.check_compatible` says so).
+
+    Parameters
+    ----------
+    table : Table
+    shape, what : str
+        The records' shape and what a record is called in messages.
+    distinct : sequence of str, optional
+        The columns that make a record (those :func:`aggregate` reads): a record equal to an
+        earlier one in all of them is a duplicate and leaves no id of its own (the records of
+        ``drop_duplicates=True``, each counted once).
+
+    Raises
+    ------
+    DataError
+        A record without an id (missing, empty, a boolean, a list), naming the first.
+    """
+    text, raw, rules, _ = _name(table, ID_COLUMN)
+    checks = [_Check(ID_COLUMN, raw, predicate, problem) for predicate, problem in rules]
+    flags = ", ".join(f"coalesce({c.predicate}, false) AS _check{k}" for k, c in enumerate(checks))
+    first = "true"
+    if distinct:
+        first = (f"row_number() OVER (PARTITION BY {', '.join(table.column(c) for c in distinct)} "
+                 "ORDER BY _record) = 1")
+    numbered = f"SELECT *, row_number() OVER () AS _record FROM ({table.sql}) r"
+    try:
+        out = table.con.execute(f"SELECT hash({text}) AS id, {first} AS _first, {flags} FROM ({numbered}) r "
+                                "ORDER BY _record").fetchnumpy()
+    except DUCKDB_ERRORS as err:
+        raise table.error(err) from None
+    for k, check in enumerate(checks):
+        n = int(np.sum(out[f"_check{k}"]))
+        if n:
+            _raise_first(table, check, n, "", shape, what)
+    return np.asarray(out["id"], dtype=np.uint64)[np.asarray(out["_first"], dtype=bool)]
+
+
+def id_digest() -> str:
+    """How :func:`record_ids` digests ids here: DuckDB's version and its ``hash`` of a fixed text
+    (two sets of ids are comparable when this is the same for both)."""
+    with connection() as con:
+        probe = con.execute(f"SELECT hash({_lit(ID_PROBE)})").fetchone()[0]
+    return f"duckdb hash {int(probe)}"
 
 
 def _raise_first(table: Table, check: _Check, n: int, guard: str, shape: str, what: str) -> None:

@@ -19,7 +19,7 @@ import xarray as xr
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesrank.data.aggregate import Cells, cells_from_arrays
+from bayesrank.data.aggregate import Cells, cells_from_arrays, id_digest
 from bayesrank.data.clusters import Clusters
 from bayesrank.errors import DataError
 
@@ -94,6 +94,18 @@ class Comparisons:
         For records read with ``cluster=COLUMN``: the comparisons of each cell by cluster
         (user, prompt, judge; :mod:`bayesrank.data.clusters`), which the likelihood never
         reads and the cluster-robust intervals and random effects do.
+    record_ids : ndarray of uint64 or None
+        The digests of the records' ids (records with an ``id`` column;
+        :func:`~bayesrank.data.aggregate.record_ids`), so that an update can refuse records
+        already counted (:func:`~bayesrank.data.merge.merge`); None without ids, and for a
+        subset of the cells (its records are no longer known).
+    reading : dict
+        How these cells were read from records: the options (``both_bad_as_ties`` as resolved
+        for the records' shape, ``by``, ``drop_duplicates``;
+        :class:`~bayesrank.data.aggregate.Cells`), so that later records are read alike, and
+        with record ids how they were digested (``id_digest``,
+        :func:`~bayesrank.data.aggregate.id_digest`); empty for comparisons constructed from
+        arrays directly.
     """
 
     items: tuple[str, ...]
@@ -120,6 +132,8 @@ class Comparisons:
     notes: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     clusters: Clusters | None = None
+    record_ids: np.ndarray | None = None
+    reading: Mapping[str, object] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -264,7 +278,8 @@ class Comparisons:
         if periods:
             out = replace(out, periods=periods, period_unit=cells.period_unit)
         return replace(out, agreement=cells.agreement, n_records=cells.records, notes=notes,
-                       warnings=tuple(cells.warnings), clusters=clusters)
+                       warnings=tuple(cells.warnings), clusters=clusters, record_ids=cells.ids,
+                       reading={**cells.reading, **({} if cells.ids is None else {"id_digest": id_digest()})})
 
     @classmethod
     def _from_cell_table(cls, cells: pd.DataFrame, items, judges, covariate_names, dropped, source,
@@ -345,6 +360,7 @@ class Comparisons:
             covariates=None if self.covariates is None else self.covariates[sel],
             contrasts=None if self.contrasts is None else self.contrasts[sel],
             clusters=None if self.clusters is None else self.clusters.subset(sel, self.n_cells),
+            record_ids=None,
         )
 
     def without_ties(self) -> Comparisons:
@@ -472,8 +488,11 @@ class Comparisons:
             coords={"outcome": list(OUTCOMES), "item": list(self.items)},
             attrs={"dropped": json.dumps(dict(self.dropped)), "source": self.source,
                    "n_records": int(self.n_records), "notes": json.dumps(dict(self.notes)),
-                   "warnings": json.dumps(list(self.warnings))},
+                   "warnings": json.dumps(list(self.warnings)),
+                   "reading": json.dumps(dict(self.reading), sort_keys=True)},
         )
+        if self.record_ids is not None:
+            ds["record_id"] = ("record", np.asarray(self.record_ids, dtype=np.uint64))
         if self.covariates is not None:
             ds["covariates"] = (("data_cell", "covariate"), self.covariates)
             ds = ds.assign_coords(covariate=list(self.covariate_names))
@@ -523,6 +542,8 @@ class Comparisons:
             source=ds.attrs.get("source", ""),
             n_records=int(ds.attrs.get("n_records", 0)),
             notes=json.loads(ds.attrs.get("notes", "{}")),
+            record_ids=ds["record_id"].values.astype(np.uint64) if "record_id" in ds else None,
+            reading=json.loads(ds.attrs.get("reading", "{}")),
             warnings=tuple(json.loads(ds.attrs.get("warnings", "[]"))),
             clusters=Clusters.from_xarray(ds),
         )

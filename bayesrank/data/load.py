@@ -102,7 +102,9 @@ def load(
     Returns
     -------
     Comparisons
-        ``data`` itself when it is one.
+        ``data`` itself when it is one; otherwise comparisons whose ``reading`` records
+        ``both_bad_as_ties`` (as resolved for the input), ``by`` and ``drop_duplicates``, so
+        that later records are read alike (:meth:`bayesrank.Fit.update`).
 
     Raises
     ------

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,7 @@ from bayesrank.inference.laplace import (check_effects_options, check_effects_si
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
+from bayesrank.inference.warm import starting_theta
 from bayesrank.model.framework import INTERVALS, Framework
 
 #: The KKT tolerance: an end point is stationary when the largest entry of the gradient of the
@@ -102,7 +104,7 @@ def fit_map(
     restarts: int = 0,
     random_seed: int | None = 0,
     maxiter: int = MAXITER,
-    init: np.ndarray | None = None,
+    init: np.ndarray | Mapping[str, np.ndarray] | None = None,
     cluster: str | tuple[str, ...] | None = None,
 ) -> xr.DataTree:
     """Maximum-likelihood fit with Wald, sandwich or bootstrap uncertainty (the module docstring).
@@ -136,8 +138,11 @@ def fit_map(
         Seed of the draws, the bootstrap and the moved starts.
     maxiter : int
         Cap on the trust-region iterations of each run; reaching it leaves the fit unconverged.
-    init : ndarray, optional
-        Starting θ (default: the model's start).
+    init : ndarray or mapping, optional
+        Starting θ, or starting values of the natural variables by name, NaN where the model's
+        own start applies (:func:`~bayesrank.inference.warm.starting_theta`: an update starts
+        from the fit it updates). Default: the model's start. The start changes the optimiser's
+        path, and where the log-likelihood is not concave it may change which maximum is reached.
     cluster : str or tuple of str, optional
         The cluster column(s) whose comparisons are dependent (user, prompt, judge: one, or two
         for two-way clustering), among those the data were read with (``load(...,
@@ -274,10 +279,10 @@ def _gauge(framework: Framework, bound: Bound):
 
 def optimise(framework: Framework, bound: Bound, init, restarts: int, random_seed, maxiter: int, gauge
              ) -> list[Optimum]:
-    """The runs of the optimiser: from ``init`` or the model's start, then — for a log-likelihood
-    that is not concave — from ``restarts`` starts moved at random (:func:`moved_starts`, seeded by
-    ``random_seed``)."""
-    start = bound.x0 if init is None else np.asarray(init, dtype=float)
+    """The runs of the optimiser: from ``init`` (:func:`~bayesrank.inference.warm.starting_theta`)
+    or the model's start, then — for a log-likelihood that is not concave — from ``restarts``
+    starts moved at random (:func:`moved_starts`, seeded by ``random_seed``)."""
+    start = starting_theta(bound, init)
     starts = [start]
     if restarts and not bound.structure.concave:
         starts += moved_starts(start, restarts, np.random.default_rng(None if random_seed is None

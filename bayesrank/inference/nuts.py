@@ -26,13 +26,15 @@ from bayesrank.errors import ModelSpecError
 from bayesrank.inference import hmc
 from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.tree import assemble
-from bayesrank.inference.whiten import Whitening, posterior_of, whitened_model, whitening
+from bayesrank.inference.warm import MASS_DRAWS, WarmStart, whitened_starts
+from bayesrank.inference.whiten import WHITE, Whitening, posterior_of, whitened_model, whitening
 from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED, STYLE, Framework
 
 # imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.lazy)
 az = lazy_module("arviz")
 pm = lazy_module("pymc")
+quadpotential = lazy_module("pymc.step_methods.hmc.quadpotential")
 
 #: Thresholds of a trustworthy posterior (Vehtari et al. 2021).
 RHAT_MAX, ESS_MIN = 1.01, 400
@@ -61,6 +63,7 @@ def fit_nuts(
     progressbar: bool | None = None,
     whiten: bool = True,
     geometry_tuned: bool = True,
+    warm: WarmStart | None = None,
 ) -> xr.DataTree:
     """Sample the posterior with NUTS.
 
@@ -99,6 +102,15 @@ def fit_nuts(
         ``target_accept`` (:func:`whitened_nuts_options`): draws of the posterior's scale less
         correlated than with the sampler's own step-size adaptation and tree depth (False), whose
         trajectories stop near a half period (``bench/results/nuts.md``).
+    warm : WarmStart, optional
+        Start from an earlier posterior (an update, :meth:`bayesrank.Fit.update`): the
+        whitening's maximum-likelihood fit starts at ``warm.point``; in whitened coordinates each
+        chain starts at its ``warm.chains`` entry (numpyro, PyMC's sampler and ``"hmc"``; nutpie
+        takes one starting point for every chain), without jitter, and numpyro's and PyMC's
+        samplers take their diagonal mass matrix from the spread of ``warm.draws`` (numpyro keeps
+        it, PyMC's adapts on from it; :func:`~bayesrank.inference.warm.whitened_starts`).
+        ``diagnostics["warm_start"]`` says what was reused. The chains still warm up for ``tune``
+        steps and are judged by r̂, ESS and divergences like any others.
 
     Returns
     -------
@@ -121,7 +133,8 @@ def fit_nuts(
     model, _ = framework.build(prepared, prior="weak")
     progressbar = progress.enabled(progressbar)
     t0 = time.perf_counter()
-    white = whitening(framework, data, model) if whiten else Whitening(None, None, "whiten=False")
+    white = whitening(framework, data, model, None if warm is None else warm.point) if whiten else \
+        Whitening(None, None, "whiten=False")
     if sampler == "hmc" and white.theta is None:
         raise ModelSpecError(
             f"sampler='hmc' integrates a quarter period of the whitened coordinates, where the posterior is close "
@@ -133,10 +146,12 @@ def fit_nuts(
     # NUTS whose step and tree depth follow the whitened geometry (quarter-period HMC fixes its own)
     tuned = geometry_tuned and sampler != "hmc" and white.theta is not None
     sampler = sampler or default_sampler(tuned)
+    starts, inverse_mass, reused = _warm_starts(framework, prepared, white, warm, chains, sampler)
     # the sampler draws its own bar (PyMC's and nutpie's, numpyro's tqdm bars): ours steps aside
     with progress.suspended(), progress.tqdm_sized(progressbar and sampler in ("numpyro", "hmc")):
         idata = _sample(sampler, sampled, white, tuned, draws=draws, tune=tune, chains=chains, cores=cores,
-                        random_seed=random_seed, target_accept=target_accept, progressbar=progressbar)
+                        random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
+                        starts=starts, inverse_mass=inverse_mass)
     if white.theta is not None:
         idata["posterior"] = posterior_of(idata["posterior"].to_dataset(), white, framework, prepared, model)
     pm.compute_log_likelihood(idata, model=model, progressbar=False)
@@ -146,7 +161,9 @@ def fit_nuts(
                        near_duplicates=[list(d) for d in near_duplicates],
                        whitened=white.theta is not None, whitening_seconds=map_seconds,
                        geometry_tuned=tuned,
-                       **({"nutpie_backend": nutpie_backend()} if sampler == "nutpie" else {}))
+                       **({"nutpie_backend": nutpie_backend()} if sampler == "nutpie" else {}),
+                       **({"warm_start": {**reused, "whitening_iterations": white.iterations, "tune": tune}}
+                          if warm is not None else {}))
     if white.reason and whiten:
         diagnostics["whitening_skipped"] = white.reason
     notes += sampling_warnings(diagnostics)
@@ -167,20 +184,67 @@ def fit_nuts(
 
 
 def _sample(sampler: str, sampled, white: Whitening, tuned: bool, *, draws: int, tune: int, chains: int,
-            cores: int | None, random_seed: int | None, target_accept: float, progressbar: bool):
-    """Run ``sampler`` on the (whitened) model: quarter-period HMC, or NUTS through :func:`pymc.sample`."""
+            cores: int | None, random_seed: int | None, target_accept: float, progressbar: bool,
+            starts: list | None = None, inverse_mass: np.ndarray | None = None):
+    """Run ``sampler`` on the (whitened) model: quarter-period HMC, or NUTS through :func:`pymc.sample`;
+    with ``starts`` (and ``inverse_mass``) from :func:`_warm_starts`, the chains start there."""
     if sampler == "hmc":
         return hmc.sample(sampled, white.theta.size, draws=draws, tune=tune, chains=chains,
-                          random_seed=random_seed, target_accept=target_accept, progressbar=progressbar)
+                          random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
+                          starts=None if starts is None else np.array(starts))
     if sampler == "numpyro" or (sampler == "nutpie" and nutpie_backend() == "jax"):
         hmc.parallel_devices(chains)
     options = _backend_kwargs(sampler)
     if tuned:
         options["nuts"] = whitened_nuts_options(sampler, white.theta.size, target_accept)
     with sampled:
+        options.update(_warm_options(sampler, sampled, starts, inverse_mass, options.pop("nuts", {}),
+                                     target_accept))
+        if "step" not in options:  # a step made here carries its own target acceptance
+            options["target_accept"] = target_accept
         return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-                         target_accept=target_accept, nuts_sampler=sampler, progressbar=progressbar,
-                         compute_convergence_checks=False, **options)
+                         nuts_sampler=sampler, progressbar=progressbar, compute_convergence_checks=False,
+                         **options)
+
+
+def _warm_starts(framework, prepared, white: Whitening, warm: WarmStart | None, chains: int, sampler: str):
+    """The chains' starting points and inverse mass matrix in whitened coordinates from ``warm``
+    (None, None when there is nothing to reuse), and what is reused, in words."""
+    if warm is None or white.theta is None:
+        return None, None, {"initial_points": "the sampler's own (the model is not whitened)" if warm else "",
+                            "mass_matrix": "the sampler's own"}
+    bound = structure_of(framework, prepared, "flat").bind(prepared)
+    starts, inverse_mass = whitened_starts(bound, warm, white.theta, white.factor, chains)
+    if sampler == "nutpie":
+        starts = starts[:1]
+    if sampler not in ("numpyro", "pymc"):
+        inverse_mass = None
+    points = ("the earlier chains' last draws" if sampler != "nutpie" else
+              "the first earlier chain's last draw, for every chain (nutpie takes one starting point)")
+    mass = ("the earlier draws' variance in the new whitened coordinates" if inverse_mass is not None else
+            "the identity of the whitened coordinates" if sampler == "hmc" else "the sampler's own adaptation")
+    return starts, inverse_mass, {"initial_points": points if starts else "the sampler's own",
+                                  "mass_matrix": mass}
+
+
+def _warm_options(sampler: str, model, starts, inverse_mass, nuts: dict, target_accept: float) -> dict:
+    """``pm.sample`` options that start the chains at ``starts`` (whitened, no jitter) with the
+    diagonal inverse mass matrix ``inverse_mass``; ``nuts``: the sampler's NUTS options."""
+    if starts is None:
+        return {"nuts": nuts} if nuts else {}
+    if sampler == "nutpie":
+        return {"initvals": {WHITE: starts[0]}, **({"nuts": nuts} if nuts else {})}
+    initvals = [{WHITE: z} for z in starts]
+    if sampler == "numpyro":
+        mass = {} if inverse_mass is None else {"inverse_mass_matrix": inverse_mass, "adapt_mass_matrix": False}
+        return {"initvals": initvals, "nuts": {**nuts, **mass, "jitter": False}}
+    # PyMC's own NUTS: a step whose diagonal mass matrix adapts on from the earlier draws' variance
+    n = len(starts[0])
+    potential = quadpotential.QuadPotentialDiagAdapt(
+        n, np.mean(starts, axis=0), np.ones(n) if inverse_mass is None else inverse_mass,
+        10 if inverse_mass is None else MASS_DRAWS)
+    step = pm.NUTS(model.value_vars, potential=potential, **{"target_accept": target_accept, **nuts})
+    return {"initvals": initvals, "step": step}
 
 
 def independence_notes(framework: Framework, data: Comparisons) -> list[str]:

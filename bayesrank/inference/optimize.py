@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 
 from bayesrank.inference.information import CellDerivatives, information, information_operator
 from bayesrank.inference.structure import Bound
@@ -62,6 +62,9 @@ GTOL = 1e-10
 MAXITER = 1000
 #: How a run that reached :data:`GTOL` says so.
 STATIONARY = f"stationary: the largest gradient entry is below {GTOL:g} per comparison"
+#: How a run whose trust region shrank to nothing says so.
+COLLAPSED = ("the trust region shrank to nothing: no step changed ℓ by more than its rounding (the start is "
+             "within that of the maximum)")
 #: Coordinates whose curvature per comparison at the start is below this are not scaled.
 FLAT = 1e-8
 
@@ -177,17 +180,27 @@ def maximise(bound: Bound, start: np.ndarray, *, gauge=None, maxiter: int = MAXI
         out = (out if P is None else out + P @ (p / scale)) / (n * scale)
         return out if Q is None else out + Q @ (Q.T @ p)
 
+    reached = {"x": start * scale, "nit": 0}  # the last accepted point, for a run SciPy cannot finish
+
     def stationary(intermediate_result):
         """Stop at the first point whose per-comparison gradient (of the penalised objective, with a
         penalty) is below GTOL (computed there already)."""
+        reached["x"], reached["nit"] = intermediate_result.x, reached["nit"] + 1
         if np.max(np.abs(penalised(intermediate_result.x / scale)[1]), initial=0.0) < GTOL * n:
             raise StopIteration
 
     options = {"gtol": 0.0, "maxiter": int(maxiter)}
     kwargs = {"hess": hessian} if dense else {"hessp": hessian_product}
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        result = minimize(objective, start * scale, jac=True, method="trust-exact" if dense else "trust-krylov",
-                          callback=stationary, options=options, **kwargs)
+        try:
+            result = minimize(objective, start * scale, jac=True, method="trust-exact" if dense else "trust-krylov",
+                              callback=stationary, options=options, **kwargs)
+        except ValueError:
+            # every step was refused until the trust region had no radius left (SciPy's exact
+            # subproblem then meets a non-finite shift): from a start within the rounding of ℓ
+            # of the maximum (a warm start) no step can be certified by f; the run ends at the
+            # last accepted point, and the fit's KKT check decides whether it is the MLE
+            result = OptimizeResult(x=reached["x"], nit=reached["nit"], status=2, message=COLLAPSED)
     theta = result.x / scale
     value, grad = loglik_gradient(bound, theta)
     if P is not None:

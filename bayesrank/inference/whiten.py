@@ -31,6 +31,7 @@ from bayesrank.inference.information import information
 from bayesrank.inference.optimize import MAXITER, maximise
 from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import coords_of, variable_dims
+from bayesrank.inference.warm import starting_theta
 from bayesrank.lazy import lazy_module
 from bayesrank.model.framework import Framework
 
@@ -53,20 +54,24 @@ class Whitening:
         Cholesky factor I = UᵀU (upper triangular).
     reason : str
         Why the model is sampled in its own coordinates (empty when whitened).
+    iterations : int
+        Trust-region iterations of the maximum-likelihood fit.
     """
 
     theta: np.ndarray | None
     factor: np.ndarray | None
     reason: str = ""
+    iterations: int = 0
 
 
-def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
+def whitening(framework: Framework, data: Comparisons, model, init=None) -> Whitening:
     """θ̂ and L from the maximum-likelihood estimate of ``data`` (raw cells) — the MAP fit's
     optimiser, exact Hessian and existence check, without its intervals — when the MLE exists,
     its observed information is positive definite, and the flat-prior model and ``model`` (the
     NUTS model) map every θ to the same variables: then θ = θ̂ + L z is a change of the NUTS
     model's own coordinates. Any full-rank L gives the same posterior, but NUTS's geometry-tuned
-    step assumes the posterior in z is close to a standard normal."""
+    step assumes the posterior in z is close to a standard normal. ``init``: where the
+    maximum-likelihood fit starts (:func:`~bayesrank.inference.warm.starting_theta`)."""
     if not framework.map_supported:
         return Whitening(None, None, "the model has no maximum-likelihood fit (hierarchical prior)")
     prepared = framework.prepare(data)
@@ -78,7 +83,8 @@ def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
         return Whitening(None, None, "the prior changes the free coordinates")
     bound = flat.bind(prepared)
     with one_thread():  # as the MAP fit (inference/backend.py)
-        theta = maximise(bound, bound.x0).theta
+        optimum = maximise(bound, starting_theta(bound, init))
+        theta = optimum.theta
         if not _same_chart(flat, weak, theta):
             return Whitening(None, None, "the prior's model maps the free coordinates to other variables")
         try:
@@ -94,7 +100,7 @@ def whitening(framework: Framework, data: Comparisons, model) -> Whitening:
         if not check_existence(framework, bound, theta, flat.values(theta), MAXITER)["mle_exists"]:
             return Whitening(None, None, "the maximum-likelihood estimate does not exist")
         factor = solve_triangular(upper, np.eye(theta.size), lower=False)
-    return Whitening(theta, factor)
+    return Whitening(theta, factor, iterations=optimum.iterations)
 
 
 def _same_chart(flat, weak, theta: np.ndarray) -> bool:

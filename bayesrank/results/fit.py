@@ -27,6 +27,7 @@ from bayesrank.inference.nuts import fit_nuts
 from bayesrank.model.dynamic import Dynamic
 from bayesrank.model.framework import STYLE, Framework
 from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
+from bayesrank.results import update as updates
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
@@ -65,6 +66,8 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     Returns
     -------
     Fit
+        It records its options and where its data came from (:attr:`Fit.lineage`), so that
+        :meth:`Fit.update` can add new records to it later.
 
     Examples
     --------
@@ -86,7 +89,8 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     methods = TIME_METHODS if isinstance(framework, Dynamic) else METHODS
     options = method_options(method, kwargs, methods)
     comparisons = load(data, cluster=tuple(dict.fromkeys(asked + framework.clusters())))
-    return Fit(methods[method](framework, comparisons, **options))
+    tree = methods[method](framework, comparisons, **options)
+    return Fit(updates.recorded(tree, method, options, [updates.lineage_entry(comparisons)]))
 
 
 def _options_of(method: str, methods: Mapping[str, Callable] = METHODS) -> dict[str, object]:
@@ -185,6 +189,13 @@ class Fit:
     @property
     def items(self) -> list[str]:
         return leaderboard.items(self.tree)
+
+    @property
+    def lineage(self) -> list[dict]:
+        """The sets of records behind the fit, oldest first: ``source``, ``records``,
+        ``comparisons``, ``cells``, ``ids`` (whether they carried record ids), ``new_models`` and
+        ``new_judges`` (for updates) and ``added`` (UTC time; metadata no number depends on)."""
+        return updates.lineage_of(self.tree)
 
     @property
     def n_params(self) -> int:
@@ -321,6 +332,55 @@ class Fit:
 
     def to_json(self, level: float = 0.95, elo: Elo | None = None) -> dict:
         return summary.to_json(self.tree, level, elo)
+
+    # ------------------------------------------------------------------ updates
+    def update(self, new_data, *, framework: Framework | None = None, format: str | None = None,
+               both_bad_as_ties: bool | None = None, covariates=None, contrasts=None, by: str | None = None,
+               drop_duplicates: bool | None = None, **options) -> Fit:
+        """This fit with new records added: the saved cells plus the new ones, fitted with the same
+        framework, options and seed, started from this fit's estimate (a new :class:`Fit`; this
+        one is not changed). See :mod:`bayesrank.results.update`.
+
+        Parameters
+        ----------
+        new_data : Comparisons, table, str or Path
+            The new records (anything :func:`bayesrank.load` reads), read as this fit's records
+            were; new models and judges may appear.
+        framework : Framework, optional
+            When given, it must be this fit's.
+        format : str, optional
+            File format of ``new_data``.
+        both_bad_as_ties, covariates, contrasts, by, drop_duplicates : optional
+            When given, they must be the reading options of this fit's records (the new records
+            are read with those: the same both-bad convention and duplicate rule).
+        **options
+            When given, this fit's options (a NUTS update may change ``tune``, ``progressbar``
+            and ``cores``; its warm-up defaults to
+            :data:`~bayesrank.results.update.WARM_TUNE` steps).
+
+        Returns
+        -------
+        Fit
+            Equal to a fit of all the records at once (MAP: to the optimiser's tolerance), with
+            one more :attr:`lineage` entry and ``diagnostics["update"]``.
+
+        Raises
+        ------
+        ModelSpecError
+            Another framework or options.
+        DataError
+            Records of another layout, reading or arena, or with ids already counted.
+        FitFileError
+            A fit that does not record its options (not made by :func:`fit`).
+
+        Examples
+        --------
+        >>> fit = br.Fit.load("board/fit.nc")                  # doctest: +SKIP
+        >>> fit.update("battles-2024-08-15.jsonl").save("board/fit.nc")   # doctest: +SKIP
+        """
+        return Fit(updates.update(self.tree, new_data, METHODS, framework=framework, format=format,
+                                  both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
+                                  by=by, drop_duplicates=drop_duplicates, **options))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path, overwrite: bool = True) -> Path:

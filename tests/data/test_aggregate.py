@@ -1,11 +1,15 @@
 """Typing and aggregation rules (bayesrank/data/aggregate.py) for every source: numeric names
 keep their exact text, duplicates are said, tables that mix readings are refused; a time
-column falls in calendar periods (ISO weeks, months, days) and an unreadable date is refused."""
+column falls in calendar periods (ISO weeks, months, days) and an unreadable date is refused;
+record ids are one digest per record counted, the same for the same id text whatever the source."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -17,6 +21,7 @@ from hypothesis import strategies as st
 import bayesrank as br
 from bayesrank.cli import main
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.aggregate import id_digest
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -251,3 +256,63 @@ def test_the_machines_time_zone_does_not_move_a_date(monkeypatch):
     monkeypatch.setenv("TZ", "Pacific/Kiritimati")
     data = br.load(dated(["2024-03-10 23:30:00"]), time_column="when")
     assert data.periods == ("2024-03-04",)
+
+
+# ---------------------------------------------------------------------- record ids
+def test_record_ids_are_digests_of_the_id_text_in_record_order(tmp_path):
+    frame = pd.DataFrame({"id": ["b-7", "b-3", 12, "é"], "model_a": ["x", "y", "x", "z"],
+                          "model_b": ["y", "z", "z", "x"], "winner": ["model_a", "tie", "model_b", "model_a"]})
+    frame.to_json(tmp_path / "battles.jsonl", orient="records", lines=True)
+    frame.astype({"id": str}).to_csv(tmp_path / "battles.csv", index=False)
+    expected = [duckdb.sql(f"SELECT hash('{t}')").fetchall()[0][0] for t in ("b-7", "b-3", "12", "é")]
+    con = duckdb.connect()
+    relation = con.read_csv(str(tmp_path / "battles.csv"))
+    for data in (br.load(frame), br.load(tmp_path / "battles.jsonl"), br.load(tmp_path / "battles.csv"),
+                 br.load(relation)):
+        assert data.record_ids.dtype == np.uint64
+        assert list(data.record_ids) == expected
+        assert data.reading["id_digest"] == id_digest()
+
+
+def test_the_digest_is_the_same_in_another_process():
+    code = "from bayesrank.data.aggregate import id_digest; print(id_digest())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == id_digest()
+
+
+def test_ids_survive_saving_a_fit(tmp_path):
+    frame = pd.DataFrame({"id": [f"r{k}" for k in range(6)], "model_a": list("xyzxyz"), "model_b": list("yzxzxy"),
+                          "winner": ["model_a", "model_b", "tie", "model_a", "model_b", "model_a"]})
+    fit = br.fit(br.BradleyTerry(), frame)
+    fit.save(tmp_path / "fit.nc")
+    assert np.array_equal(br.Fit.load(tmp_path / "fit.nc").data.record_ids, br.load(frame).record_ids)
+
+
+def test_a_record_without_id_is_refused():
+    frame = pd.DataFrame({"id": ["a", None, ""], "model_a": ["x", "y", "x"], "model_b": ["y", "x", "y"],
+                          "winner": ["model_a", "model_b", "tie"]})
+    with pytest.raises(br.DataError, match=r"record 1: column 'id' is missing or empty \(2 such records\)"):
+        br.load(frame)
+
+
+def test_records_without_id_column_have_none():
+    frame = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["model_a"]})
+    assert br.load(frame).record_ids is None
+
+
+def test_ids_follow_the_records_counted_and_the_reading_is_kept():
+    """With drop_duplicates=True a record repeated in every column read leaves one id (it is
+    counted once); without, every record keeps its id. The reading options are recorded, the
+    both-bad convention as resolved for the records' shape."""
+    frame = pd.DataFrame({"id": ["r0", "r1", "r1", "r2"], "model_a": ["x", "y", "y", "x"],
+                          "model_b": ["y", "z", "z", "z"], "winner": ["model_a", "tie", "tie", "model_b"]})
+    digests = [duckdb.sql(f"SELECT hash('{t}')").fetchall()[0][0] for t in ("r0", "r1", "r1", "r2")]
+    kept = br.load(frame, drop_duplicates=True)
+    assert list(kept.record_ids) == digests[:2] + digests[3:]
+    assert kept.n_comparisons == 3
+    assert kept.reading["drop_duplicates"] is True and kept.reading["both_bad_as_ties"] is True
+    counted = br.load(frame)
+    assert list(counted.record_ids) == digests and counted.n_comparisons == 4
+    assert counted.reading["drop_duplicates"] is False
+    counts = br.Comparisons.from_cells(["x"], ["y"], [1], [0])
+    assert counts.reading["both_bad_as_ties"] is False  # count records leave both-bad ties out
