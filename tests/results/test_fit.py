@@ -23,7 +23,7 @@ def saved(tmp_path_factory, mtbench):
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
     (dict(chains=2), "chains is not an option of fit(method='map') (bayesrank.inference.map.fit_map); its options: "
-                     "maxiter, n_draws"),
+                     "intervals, information, n_draws"),
     (dict(chains=2, tune=5), "chains, tune are not options"),
     (dict(n_draws="100"), "n_draws of fit(method='map') (bayesrank.inference.map.fit_map) must be a whole number, "
                           "got '100'"),
