@@ -140,7 +140,9 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
     FitFileError
         ``tree`` does not record its options.
     ModelSpecError
-        A framework or option that differs from the saved fit's, or an unknown option.
+        A framework or option that differs from the saved fit's, or an unknown option; a fit
+        whose cells carry what merged cells cannot keep yet (clusters of dependent comparisons,
+        calendar periods): such a fit is refitted on all its records.
     DataError
         New records that cannot be added (:func:`bayesrank.data.merge.check_compatible`: another
         layout or reading, another arena, ids already counted), or that cannot be read.
@@ -149,6 +151,7 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
     method = saved.pop("method")
     old_framework = framework_of(tree)
     _check_framework(old_framework, framework)
+    _check_updatable(data_of(tree), old_framework, saved, options)
     fit_options = _checked_options(method, saved, options, methods[method])
     t0 = time.perf_counter()
     old = data_of(tree)
@@ -173,6 +176,20 @@ def update(tree: xr.DataTree, new_data, methods: Mapping[str, Callable], *, fram
                              "seconds": {"read": t_read - t0, "merge": t_merge - t_read, "fit": t_fit - t_merge}}
     out.attrs["bayesrank_diagnostics"] = json.dumps(plain(diagnostics))
     return recorded(out, method, {**saved, **options}, lineage + [entry])
+
+
+def _check_updatable(old: Comparisons, framework: Framework, saved: Mapping, given: Mapping) -> None:
+    """Refuse the fits whose cells carry per-cell structure that :func:`~bayesrank.data.merge.merge`
+    does not carry over: the comparisons of each cell by cluster (``cluster=``, random effects)
+    and the calendar period of each cell (a fit over time)."""
+    asked = [c for c in (saved.get("cluster"), given.get("cluster")) if c]
+    if old.clusters is not None or framework.clusters() or asked:
+        raise ModelSpecError("this fit allows for clusters of dependent comparisons (cluster=, random effects), "
+                             "whose per-cluster counts an update does not carry over: fit all the records again "
+                             "with the same cluster column.")
+    if old.period is not None:
+        raise ModelSpecError("this is a fit over time (time_column=): an update does not add periods to it; fit all "
+                             "the records again with the same time column.")
 
 
 def _check_framework(saved: Framework, given: Framework | None) -> None:

@@ -81,7 +81,7 @@ def test_errors_name_what_differs():
     old, new = logs(3)
     fit = br.fit(br.Davidson(), old)
     with pytest.raises(br.ModelSpecError, match=r"Fit.update\(\) got unknown option\(s\) 'draws'.*its options: "
-                                                r"information, intervals"):
+                                                r"cluster, information, intervals"):
         fit.update(new, draws=10)
     with pytest.raises(br.ModelSpecError, match=r"intervals=None \(saved\) vs 'sandwich'"):
         fit.update(new, intervals="sandwich")
@@ -129,3 +129,19 @@ def test_new_records_follow_the_fits_both_bad_convention_and_duplicate_rule():
     for option in ({"both_bad_as_ties": True}, {"drop_duplicates": False}):
         with pytest.raises(br.DataError, match=f"{next(iter(option))}=.* where the fit was read with"):
             saved.update(new, **option)
+
+
+def test_fits_with_clusters_or_periods_are_refitted_not_updated():
+    """Merged cells keep neither the comparisons of each cell by cluster nor calendar periods, so
+    an update of such a fit is refused in words (never a fit that silently lost them)."""
+    from bayesrank.simulate import arena_over_time, clustered_battles
+
+    rng = np.random.default_rng(5)
+    votes = clustered_battles(np.array([-0.5, 0.0, 0.5]), 12, rng, pairs_per_cluster=2, votes_per_pair=5)
+    clustered = br.fit(br.BradleyTerry(), br.load(votes, cluster="user"), intervals="sandwich", cluster="user")
+    with pytest.raises(br.ModelSpecError, match="clusters of dependent comparisons"):
+        clustered.update(votes.iloc[:10])
+    arena = arena_over_time(4, 3, 200, rng)
+    over_time = br.fit(br.Dynamic(br.BradleyTerry()), br.load(arena.records, time_column="date"))
+    with pytest.raises(br.ModelSpecError, match="fit over time"):
+        over_time.update(arena.records.iloc[:10])
