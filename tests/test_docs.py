@@ -16,14 +16,23 @@ PAGES = sorted(GUIDE.glob("*.md"))
 
 
 def cells(page: Path) -> list[str]:
-    """The Python code cells of a page that run."""
-    found = re.findall(r"```\{code-cell\} python\n(.*?)```", page.read_text(), flags=re.S)
-    return [cell for cell in found if "skip-execution" not in cell.split("\n\n")[0]]
+    """The Python examples of a page that run: MyST code cells (not tagged ``skip-execution``)
+    and ``python`` blocks, except doctest-style displays (``>>>``) and blocks whose first line
+    says ``# template:`` (a job on the reader's own files)."""
+    text = page.read_text()
+    found = [cell for cell in re.findall(r"```\{code-cell\} python\n(.*?)```", text, flags=re.S)
+             if "skip-execution" not in cell.split("\n\n")[0]]
+    found += [block for block in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+              if not block.lstrip().startswith((">>>", "# template:"))]
+    return found
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_the_python_cells_of_a_guide_page_run(page, tmp_path, monkeypatch):
+    from tests.test_readme import shorten_nuts
+
     monkeypatch.chdir(tmp_path)
+    shorten_nuts(monkeypatch)  # (NUTS cut to a few draws: the same code paths)
     namespace: dict = {}
     code = cells(page)
     assert code, f"{page.name} has Python examples"

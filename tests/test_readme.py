@@ -1,5 +1,5 @@
-"""Every code block of the README (and every Python block of the user guide, docs/guide) runs, so
-neither can drift from the package.
+"""Every code block of the README runs, so it cannot drift from the package (the user guide's
+examples: tests/test_docs.py).
 
 Python blocks run in order in one namespace; each shell block runs as one ``bash -e`` script
 (as a user pastes it: later lines use the files earlier lines wrote) with the package's own
@@ -26,7 +26,6 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 SETUP = ("make demo", "make test")
 
 
-GUIDE = sorted((README.parent / "docs" / "guide").glob("*.md"))
 
 
 def blocks(language: str, page: Path = README) -> list[str]:
@@ -70,18 +69,6 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch, short):
         d = fit.diagnostics
         assert fit.converged, (f"README's NUTS example {name!r} is not converged (r_hat {d['max_rhat']:.4f}, ESS "
                                f"{d['min_ess_bulk']:.0f}/{d['min_ess_tail']:.0f}, {d['divergences']} divergences)")
-
-
-@pytest.mark.parametrize("short", TIERS)
-@pytest.mark.parametrize("page", GUIDE, ids=[p.stem for p in GUIDE])
-def test_guide_python_blocks_run(tmp_path, monkeypatch, page, short):
-    """Each page of the user guide (docs/guide) runs as the README does: its Python blocks in order."""
-    monkeypatch.chdir(tmp_path)
-    if short:
-        shorten_nuts(monkeypatch)
-    namespace: dict = {}
-    for k, block in enumerate(blocks("python", page)):
-        exec(compile(block, f"{page.name} python block {k}", "exec"), namespace)
 
 
 def _nuts_fits(namespace: dict):

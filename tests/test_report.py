@@ -137,6 +137,8 @@ def test_a_map_report_says_which_dependence_its_intervals_allow_for(tmp_path):
     data = br.load("mtbench-judges", cluster="judge_model")
     fits = {"by judge": br.fit(br.BradleyTerry(ties="drop"), data),
             "independent": br.fit(br.BradleyTerry(ties="drop"), data, intervals="sandwich", cluster=())}
-    text = Report(fits, top=3).save(tmp_path / "report.md").read_text()
-    assert "allowing for dependence within clusters of 'judge_model'" in text
-    assert fits["independent"].to_json()["dependence"] in text
+    from bayesrank.output.text import markdown
+
+    text = Report(fits, top=3).save(tmp_path / "report.md").read_text()  # (Markdown: text escaped)
+    assert markdown("allowing for dependence within clusters of 'judge_model'") in text
+    assert markdown(fits["independent"].to_json()["dependence"]) in text

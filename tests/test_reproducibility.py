@@ -75,6 +75,7 @@ CASES = {
     "hja": (lambda: br.HJA(rank=1), "mtbench-judges"),
     "by-category": (lambda: br.ByCategory(), "categories"),  # NUTS only: its hierarchy needs the prior
     "dynamic": (lambda: br.Dynamic(br.Davidson()), "periods"),
+    "random-effects": (lambda: br.RandomEffects(br.BradleyTerry(ties="drop"), cluster="judge_model"), "clusters"),
 }
 
 
@@ -94,6 +95,8 @@ def case_fit(name: str):
 
         sim = arena_over_time(6, 4, 400, np.random.default_rng(8), eta=-1.0)
         return br.fit(make(), br.load(sim.records, time_column="date"), draws=200)
+    if source == "clusters":
+        return br.fit(make(), br.load("mtbench-judges", cluster="judge_model"))
     if source == "categories":
         return br.fit(make(), br.load(category_records(), by="category"), method="nuts", draws=100, tune=100,
                       chains=2, random_seed=3, progressbar=False)
