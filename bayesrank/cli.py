@@ -36,7 +36,6 @@ import typing
 import warnings
 from pathlib import Path
 
-from bayesrank.csvtext import FORMULA_START, csv_text  # noqa: F401 (part of the CLI's interface)
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
 from bayesrank.output.atomic import forget_signals, note_signal, noted_signal, release_reserved, reserve
 from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from bayesrank.csvtext import csv_text
+from bayesrank.output.tables import csv_text
 from bayesrank.data import bothbad
 from bayesrank.evaluate import goodness_of_fit
 from bayesrank.results.fit import Fit
@@ -139,7 +139,7 @@ def _number(value, digits: int) -> str:
 
 def csv_link(df: pd.DataFrame, filename: str, text: str = "download as CSV") -> str:
     """A link that saves ``df`` as a CSV file (a ``data:`` URI: no server, no remote resource;
-    cells a spreadsheet would run as formulas are escaped, :func:`bayesrank.csvtext.csv_text`)."""
+    cells a spreadsheet would run as formulas are escaped, :func:`bayesrank.output.tables.csv_text`)."""
     payload = base64.b64encode(csv_text(df).encode("utf-8")).decode("ascii")
     return f"<a download='{_e(filename)}' href='data:text/csv;base64,{payload}'>{_e(text)}</a>"
 
