@@ -10,6 +10,7 @@ from scipy.stats import norm
 
 import bayesrank as br
 from bayesrank.inference.dynamic import fit_time, tilted_moments
+from bayesrank.data import simulate
 from bayesrank.data.simulate import arena_over_time
 
 
@@ -26,7 +27,7 @@ def planted():
         for (i, at), size in jumps.items():
             if t >= at:
                 s[i] += size
-        frame = br.simulate.battles(s, 3000, rng)
+        frame = simulate.battles(s, 3000, rng)
         frame["date"] = sim.periods[t]
         frames.append(frame)
     data = br.load(pd.concat(frames, ignore_index=True), time_column="date")
@@ -133,7 +134,6 @@ def test_an_item_whose_level_is_unbounded_is_refused_naming_it():
 def test_wrong_options_name_the_function():
     with pytest.raises(br.ModelSpecError, match="fit_time: draws must be a positive integer"):
         fit_time(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=0)
-    with pytest.raises(br.ModelSpecError, match=r"n_draws is not an option of fit\(method='map'\) "
-                                                r"\(bayesrank.inference.dynamic.fit_time\); its options: "
-                                                "draws, random_seed, maxiter"):
-        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=10)
+    with pytest.raises(br.ModelSpecError, match=r"n_boot is not an option of bayesrank\.fit\(method='map'\); "
+                                                "its options: draws, random_seed, maxiter"):
+        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_boot=10)
