@@ -96,7 +96,7 @@ USAGE = [
     ("negative seed with MAP", ["--seed", "-1"], "random_seed must be a non-negative integer"),
     ("negative --top", ["--top", "-1"], "--top must be 0"),
     ("--level outside (0, 1)", ["--level", "1.5"], "--level must be in (0, 1)"),
-    ("zero draws", ["--draws", "0"], "n_draws must be an integer of at least 1"),
+    ("zero draws", ["--draws", "0"], "draws must be an integer of at least 1"),
     ("a bad target_accept", ["--method", "nuts", "--target-accept", "1.5"], "target_accept must be in (0, 1)"),
     ("unknown data format", ["--data-format", "xlsx"], "unknown format='xlsx' (CLI: --data-format)"),
 ]
