@@ -460,6 +460,7 @@ def task_grid(ids: str = "1-30", restarts: int = 0) -> dict:
     for mid in range(int(lo), int(hi or lo) + 1):
         fw = leaderbot_model(mid)
         first, _ = timed(lambda: br.fit(fw, data))
+        load = os.getloadavg()[0]
         c0 = time.process_time()
         warm, fit = timed(lambda: br.fit(fw, data, restarts=restarts))
         cpu = time.process_time() - c0
@@ -474,7 +475,7 @@ def task_grid(ids: str = "1-30", restarts: int = 0) -> dict:
                      "intervals": bool(reported and all(np.all(np.isfinite(r)) for r in reported)),
                      "n_params": fit.n_params, "iterations": d["iterations"], "optimiser": d.get("optimiser"),
                      "grad_norm": d["grad_norm"], "min_information_eigenvalue": d["min_information_eigenvalue"],
-                     "start_nlls": d.get("start_nlls"), "warnings": len(fit.warnings)})
+                     "start_nlls": d.get("start_nlls"), "warnings": len(fit.warnings), "load_average": load})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress of a long run
     return {"models": rows}
 
