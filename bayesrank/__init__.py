@@ -1,8 +1,12 @@
 """bayesrank: statistically sound LLM leaderboards from pairwise comparisons.
 
 >>> import bayesrank as br
->>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")   # doctest: +SKIP
->>> fit.leaderboard().head()                            # doctest: +SKIP
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+>>> fit.leaderboard()[["rank", "name", "score", "lower", "upper"]].head(3).round(2)
+   rank                     name  score  lower  upper
+0     1        chatgpt-4o-latest   1.87   1.82   1.92
+1     2  gemini-1.5-pro-exp-0801   1.68   1.65   1.72
+2     3        gpt-4o-2024-05-13   1.55   1.53   1.57
 
 The public names below are imported on first use, so ``import bayesrank`` stays light
 (the PyMC stack is loaded only when a model is built or a fit is read).

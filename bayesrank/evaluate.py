@@ -24,9 +24,12 @@ Examples
 --------
 >>> import bayesrank as br
 >>> from bayesrank.evaluate import goodness_of_fit, generalization
->>> fit = br.fit(br.RaoKupper(k_tie=10), "arena-2024")         # doctest: +SKIP
->>> goodness_of_fit(fit)                                        # doctest: +SKIP
->>> generalization(br.RaoKupper(k_tie=10), "arena-2024")        # doctest: +SKIP
+>>> fit = br.fit(br.RaoKupper(), "arena-2024")
+>>> round(goodness_of_fit(fit)["rmse_all"], 2)
+77.26
+>>> train_fit, held_out = generalization(br.RaoKupper(), "arena-2024")
+>>> held_out["n_train_cells"], held_out["n_test_cells"], round(held_out["nll"], 4)
+(3109, 346, 1.0101)
 """
 
 from __future__ import annotations

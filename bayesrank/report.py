@@ -14,8 +14,13 @@ library versions that produced it.
 
 >>> import bayesrank as br
 >>> from bayesrank.report import Report
->>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")                 # doctest: +SKIP
->>> Report({"davidson k_tie=1": fit}).save("report.html")            # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+>>> with tempfile.TemporaryDirectory() as folder:
+...     path = Report({"davidson k_tie=1": fit}).save(Path(folder) / "report.html")
+...     print(path.name, path.stat().st_size > 0)
+report.html True
 """
 
 from __future__ import annotations

@@ -25,8 +25,14 @@ the held-out log-likelihood (the paper's method on real data), BIC, or PSIS-LOO 
 Examples
 --------
 >>> from bayesrank.selection import select_rank
->>> sel = select_rank("mtbench-judges", criterion="cv", max_rank=3)   # doctest: +SKIP
->>> sel.rank, sel.criteria                                             # doctest: +SKIP
+>>> sel = select_rank("mtbench-judges", criterion="bic", max_rank=2)
+>>> sel.rank
+1
+>>> sel.criteria[["rank", "value", "d_r"]].round(1)
+   rank    value  d_r
+0     0  10009.2    0
+1     1   8717.6   22
+2     2   8873.2   42
 """
 
 from __future__ import annotations

@@ -186,8 +186,12 @@ def next_pairs(fit, budget: int, goal: str = "ranks", *, k: int | None = None, m
     Examples
     --------
     >>> import bayesrank as br
-    >>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")              # doctest: +SKIP
-    >>> br.next_pairs(fit, 500, goal="top-k", k=10).pairs.head()      # doctest: +SKIP
+    >>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+    >>> plan = br.next_pairs(fit, 500, goal="top-k", k=10)
+    >>> plan.pairs[["model_a", "model_b", "n"]].head(2)
+                      model_a             model_b    n
+    0         athene-70b-0725  mistral-large-2407  383
+    1  gpt-4-turbo-2024-04-09  mistral-large-2407  117
     """
     fit = fit if isinstance(fit, Fit) else Fit(fit) if isinstance(fit, xr.DataTree) else _not_a_fit(fit)
     budget = _check_budget(budget)

@@ -215,9 +215,19 @@ class Dynamic(Framework):
     Examples
     --------
     >>> import bayesrank as br
-    >>> data = br.load("battles.csv", time_column="tstamp", period="week")   # doctest: +SKIP
-    >>> fit = br.fit(br.Dynamic(br.BradleyTerry()), data)                    # doctest: +SKIP
-    >>> fit.changes()                                                         # doctest: +SKIP
+    >>> import numpy as np
+    >>> from bayesrank.simulate import arena_over_time
+    >>> arena = arena_over_time(6, 6, 2000, np.random.default_rng(1), change_share=0.3)
+    >>> arena.changes.round(2)
+      name      period  size
+    0  m03  2024-01-22  0.70
+    1  m05  2024-01-15 -0.59
+    >>> data = br.load(arena.records, time_column="date", period="week")
+    >>> fit = br.fit(br.Dynamic(br.BradleyTerry()), data)
+    >>> fit.changes()[["name", "period"]]
+      name      period
+    0  m05  2024-01-15
+    1  m03  2024-01-22
     """
 
     base: Framework = field(default_factory=BradleyTerry)

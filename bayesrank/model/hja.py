@@ -61,8 +61,15 @@ components to zero. Override with ``HJA(rank=1, priors=HJAPriors(disagreement=0.
 Examples
 --------
 >>> import bayesrank as br
->>> fit = br.fit(br.HJA(rank=1), "mtbench-judges")     # doctest: +SKIP
->>> fit.leaderboard()                                   # doctest: +SKIP
+>>> fit = br.fit(br.HJA(rank=1), "mtbench-judges")
+>>> fit.leaderboard()[["rank", "name", "score"]].round(2)
+   rank             name  score
+0     1        claude-v1   1.19
+1     2            gpt-4   0.92
+2     3    gpt-3.5-turbo   0.63
+3     4       alpaca-13b  -0.44
+4     5  vicuna-13b-v1.2  -0.63
+5     6        llama-13b  -1.67
 """
 
 from __future__ import annotations

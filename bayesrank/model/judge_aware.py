@@ -46,8 +46,14 @@ design on the free zero-sum coordinates, delta method to γ (``default_informati
 Examples
 --------
 >>> import bayesrank as br
->>> fit = br.fit(br.JudgeAware(), "mtbench-judges")   # doctest: +SKIP
->>> fit.leaderboard(), fit.judges()                    # doctest: +SKIP
+>>> fit = br.fit(br.JudgeAware(), "mtbench-judges")
+>>> list(fit.leaderboard()["name"])
+['claude-v1', 'gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.2', 'alpaca-13b', 'llama-13b']
+>>> fit.judges()[["name", "gamma", "lower_log", "upper_log"]].head(3).round(2)
+                                      name  gamma  lower_log  upper_log
+0           Qwen/Qwen2.5-7B-Instruct-Turbo   1.80       1.48       2.19
+1  Qwen/Qwen3-235B-A22B-Instruct-2507-tput   1.86       1.52       2.27
+2         Qwen/Qwen3-Next-80B-A3B-Instruct   2.00       1.63       2.45
 """
 
 from __future__ import annotations

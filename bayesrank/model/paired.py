@@ -21,8 +21,11 @@ Rao–Kupper maps the raw threshold through softplus (η ≥ 0, smooth); Davidso
 Examples
 --------
 >>> import bayesrank as br
->>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")   # doctest: +SKIP
->>> fit.leaderboard().head()                            # doctest: +SKIP
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+>>> list(fit.leaderboard()["name"][:3])
+['chatgpt-4o-latest', 'gemini-1.5-pro-exp-0801', 'gpt-4o-2024-05-13']
+>>> round(fit.nll, 4)
+1.0077
 """
 
 from __future__ import annotations

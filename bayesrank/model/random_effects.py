@@ -98,8 +98,10 @@ class RandomEffects(Framework):
     --------
     >>> import bayesrank as br
     >>> model = br.RandomEffects(br.BradleyTerry(ties="drop"), cluster="question_id")
-    >>> fit = br.fit(model, "mtbench-judges")                     # doctest: +SKIP
-    >>> fit.random_effects().to_text()                            # doctest: +SKIP
+    >>> fit = br.fit(model, "mtbench-judges")
+    >>> effects = fit.random_effects()
+    >>> effects.n_clusters, round(effects.spread, 2), round(effects.spread_lower, 2), round(effects.spread_upper, 2)
+    (80, 0.72, 0.66, 0.8)
     """
 
     base: Framework = field(default_factory=BradleyTerry, metadata={

@@ -72,8 +72,12 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     Examples
     --------
     >>> import bayesrank as br
-    >>> f = br.fit(br.Davidson(k_tie=1), "arena-2024")    # doctest: +SKIP
-    >>> f.leaderboard().head()                             # doctest: +SKIP
+    >>> f = br.fit(br.Davidson(k_tie=1), "arena-2024")
+    >>> f.leaderboard()[["rank", "name", "score"]].head(3).round(2)
+       rank                     name  score
+    0     1        chatgpt-4o-latest   1.87
+    1     2  gemini-1.5-pro-exp-0801   1.68
+    2     3        gpt-4o-2024-05-13   1.55
     """
     if method not in METHODS:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
@@ -375,8 +379,14 @@ class Fit:
 
         Examples
         --------
-        >>> fit = br.Fit.load("board/fit.nc")                  # doctest: +SKIP
-        >>> fit.update("battles-2024-08-15.jsonl").save("board/fit.nc")   # doctest: +SKIP
+        >>> import numpy as np
+        >>> import bayesrank as br
+        >>> from bayesrank.simulate import battles
+        >>> rng = np.random.default_rng(0)
+        >>> fit = br.fit(br.Davidson(), battles([1.0, 0.5, 0.0], 3000, rng, eta=-1.0))
+        >>> updated = fit.update(battles([1.0, 0.5, 0.0], 500, rng, eta=-1.0))
+        >>> [entry["records"] for entry in updated.lineage]
+        [3000, 500]
         """
         return Fit(updates.update(self.tree, new_data, METHODS, framework=framework, format=format,
                                   both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,
