@@ -1,7 +1,5 @@
 """Shared fixtures: the bundled data, small simulated sets and a NumPy reference likelihood."""
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,14 +15,6 @@ def arena():
 def mtbench():
     """The bundled MT-Bench judge data (6 items, 20 judges, 300 cells)."""
     return br.load("mtbench-judges")
-
-
-@pytest.fixture(autouse=True)
-def _quiet_pymc():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
 
 
 def simulate_counts(scores, n_per_pair, rng, eta=None):
