@@ -33,7 +33,7 @@ models: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
-# Debian's chromium (headless) renders the HTML report in a test (tests/test_report.py).
+# Debian's chromium (headless) renders the HTML report in a test (tests/report/test_document.py).
 browser:
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 

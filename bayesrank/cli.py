@@ -64,17 +64,18 @@ class _UsageError(Exception):
     pass
 
 
+def framework_from_text(text: str):
+    """The framework of a text spec (:func:`bayesrank.model.registry.framework_from_text`)."""
+    from bayesrank.model.registry import framework_from_text
+
+    return framework_from_text(text)
+
+
 def _frameworks():
     """The frameworks of ``--model`` (a fit over time is ``--time-column`` with one of them)."""
     from bayesrank.model.registry import FRAMEWORKS
 
     return {name: cls for name, cls in FRAMEWORKS.items() if name != "dynamic"}
-
-
-def _framework_base():
-    from bayesrank.model.framework import Framework
-
-    return Framework
 
 
 def _model_fields() -> dict[str, list]:
@@ -199,7 +200,6 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--method", default="map", choices=("map", "nuts"))
     fit.add_argument("--information", default=None, choices=("observed", "expected"),
                      help="MAP intervals from the observed or expected information (default: the model's)")
-    fit.add_argument("--n-draws", type=int, default=1000, help="MAP: draws from the asymptotic normal (rank intervals)")
     fit.add_argument("--intervals", default=None, choices=("wald", "sandwich", "bootstrap", "none"),
                      help="MAP intervals: wald (inverse information), sandwich (robust; default for ties as "
                           "halves, reweighted pairs and --cluster), bootstrap (of the comparisons; of whole "
@@ -219,7 +219,8 @@ def _add_fit_args(fit) -> None:
                      help="simultaneous rank sets (all ranks covered at once at --level) and the top-k sets")
     fit.add_argument("--fragility", type=int, default=None, metavar="K",
                      help="MAP: the fewest votes whose removal changes the top K (confirmed by a refit)")
-    fit.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
+    fit.add_argument("--draws", type=int, default=1000,
+                     help="MAP: draws from the asymptotic normal (rank intervals); NUTS: kept draws per chain")
     fit.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
     fit.add_argument("--chains", type=int, default=4, help="NUTS: chains")
     fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
@@ -283,8 +284,8 @@ def _add_diff_args(d) -> None:
 def _add_evaluate_args(ev) -> None:
     _add_data_args(ev)
     _add_model_args(ev)
-    ev.add_argument("--split", type=float, default=None,
-                    help="fraction of the cells to train on; the metrics are then on the rest (paper: 0.9)")
+    ev.add_argument("--test-fraction", type=float, default=None,
+                    help="fraction of the cells held out; the fit is on the rest and the metrics on these (paper: 0.1)")
     ev.add_argument("--seed", type=int, default=20, help="seed of the split (paper: 20)")
     ev.add_argument("--leaderbot-compat", action="store_true",
                     help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
@@ -376,7 +377,7 @@ def _add_gars_args(g) -> None:
 
 
 def _add_dml_args(d) -> None:
-    from bayesrank.dml.learners import DEFAULT_LEARNER, LEARNERS
+    from bayesrank.gars.dml.learners import DEFAULT_LEARNER, LEARNERS
     from bayesrank.model.scoring import SCHEMES, SCORES
 
     d.add_argument("data", help="table of contexts and labelled comparisons (CSV / Parquet / JSON / JSONL): "
@@ -481,49 +482,6 @@ def _auto_options(args) -> list[str]:
     return [name for name in _model_fields() if getattr(args, name, None) == "auto"]
 
 
-def framework_from_text(spec: str):
-    """A framework from ``name[:option=value,...]`` (options as the framework's fields, values
-    parsed by their type: ``davidson:k_tie=1,tie_intercept=true``)."""
-    name, _, rest = spec.partition(":")
-    frameworks = _frameworks()
-    if name not in frameworks:
-        raise BayesrankError(f"unknown model {name!r} in {spec!r}; known: {', '.join(frameworks)}.")
-    cls = frameworks[name]
-    hints = typing.get_type_hints(cls)
-    own = {f.name for f in dataclasses.fields(cls)} - {"priors"}
-    options = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not eq or key not in own:
-            raise BayesrankError(f"{item!r} in {spec!r} is not an option=value of {name} "
-                                 f"(its options: {', '.join(sorted(own)) or 'none'}).")
-        options[key] = _parse_value(value.strip(), hints[key], item)
-    return cls(**options)
-
-
-def _parse_value(text: str, hint, item: str):
-    if text.lower() in ("none", "null") and type(None) in typing.get_args(hint):
-        return None
-    if isinstance(hint, type) and issubclass(hint, _framework_base()):   # the base of random effects
-        return framework_from_text(text)
-    if hint is bool:
-        if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise BayesrankError(f"{item!r}: expected true or false.")
-        return text.lower() in ("true", "1", "yes")
-    if hint is int or int in typing.get_args(hint):
-        try:
-            return int(text)
-        except ValueError:
-            raise BayesrankError(f"{item!r}: expected a whole number.") from None
-    if hint is float or float in typing.get_args(hint):
-        try:
-            return float(text)
-        except ValueError:
-            raise BayesrankError(f"{item!r}: expected a number.") from None
-    return text
-
-
 def _check_models(args, least: int) -> None:
     """``--models``: each spec once, and at least ``least`` of them (before any fit)."""
     repeated = sorted({m for m in args.models if args.models.count(m) > 1})
@@ -537,8 +495,8 @@ def _check_models(args, least: int) -> None:
 def _fits_of(args, data):
     """The fits of ``--models``; models that will be compared are checked to be comparable first,
     so that an incomparable pair is refused before any sampling."""
-    from bayesrank import progress
-    from bayesrank.compare import check_comparable
+    from bayesrank.runtime import progress
+    from bayesrank.evaluation.compare import check_comparable
     from bayesrank.results.fit import fit
 
     frameworks = {spec: framework_from_text(spec) for spec in args.models}
@@ -556,7 +514,7 @@ def _fits_of(args, data):
 
 
 def _comparison(args, fits):
-    from bayesrank.compare import compare
+    from bayesrank.evaluation.compare import compare
 
     if args.method != "nuts" or len(fits) < 2:
         return None
@@ -628,7 +586,7 @@ def _time_kwargs(args) -> dict:
         if getattr(args, name, None) not in (None, False):
             raise BayesrankError(f"{_flag(name)} does not apply with --time-column: {why}.")
     if args.method == "map":
-        return dict(method="map", draws=args.n_draws, random_seed=0 if args.seed is None else args.seed)
+        return dict(method="map", draws=args.draws, random_seed=0 if args.seed is None else args.seed)
     return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
                 sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
                 whiten=False, geometry_tuned=False)
@@ -638,7 +596,7 @@ def _fit_kwargs(args) -> dict:
     if getattr(args, "time_column", None) is not None:
         return _time_kwargs(args)
     if args.method == "map":
-        return dict(method="map", information=args.information, n_draws=args.n_draws,
+        return dict(method="map", information=args.information, draws=args.draws,
                     random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
                     n_boot=args.n_boot, reweight=args.reweight, restarts=args.restarts or 0)
     for flag, value, why in (("--intervals", args.intervals, "NUTS intervals are posterior quantiles"),
@@ -660,10 +618,10 @@ def _check_shown(args) -> None:
 
 
 def cmd_fit(args) -> int:
-    from bayesrank.fragility import fragility
+    from bayesrank.analysis.fragility import fragility
     from bayesrank.results.elo import Elo
     from bayesrank.results.fit import fit
-    from bayesrank.style import style_control
+    from bayesrank.analysis.style import style_control
 
     _check_shown(args)
     if args.out is not None:
@@ -707,7 +665,7 @@ def cmd_fit(args) -> int:
 
         print(json.dumps(plain({**result.to_json(args.level, view), **extra})))
     elif args.format == "table" and args.time_column is not None:
-        print(render_time_table(result, args.top, args.level))
+        print(result.to_text(args.top, args.level))
     elif args.format == "csv":
         from bayesrank.results.summary import has_elo
 
@@ -715,25 +673,9 @@ def cmd_fit(args) -> int:
     else:
         if selection is not None:
             print(render_selection(selection) + "\n")
-        print(render_table(result, args.top, args.level, view if args.elo else None, extra,
-                           styled.leaderboard if styled is not None else None))
+        print(result.to_text(args.top, args.level, view if args.elo else None, extra,
+                             styled.leaderboard if styled is not None else None))
     return 0
-
-
-def render_time_table(result, top: int, level: float) -> str:
-    """A fit over time as text: the leaderboard as of its last period and its change points."""
-    board = result.leaderboard(level)
-    shown = board if top == 0 else board.head(top)
-    cols = ["rank", "name", "score", "lower", "upper", "rank_lower", "rank_upper", "last_period"]
-    lines = [f"{result.framework.label} by {result.method}: {len(result.periods)} periods "
-             f"({result.periods[0]} to {result.periods[-1]}); leaderboard as of {board.attrs['period']}",
-             shown[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
-    found = result.changes()
-    lines.append(f"changes (posterior probability >= 0.5): {len(found)}")
-    if len(found):
-        lines.append(found.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    lines += [f"warning: {w}" for w in result.warnings]
-    return "\n".join(lines)
 
 
 def cmd_update(args) -> int:
@@ -760,7 +702,7 @@ def cmd_update(args) -> int:
         return 0
     new = ", ".join(done["new_models"]) or "none"
     seconds = done["seconds"]
-    print(render_table(result, args.top, args.level))
+    print(result.to_text(args.top, args.level))
     print(f"\nupdated with {done['comparisons']:,.0f} comparisons from {args.data} (new models: {new}); "
           f"{len(result.lineage)} sets of records in all; read {seconds['read']:.2f} s, merged "
           f"{seconds['merge']:.2f} s, fitted {seconds['fit']:.2f} s; written to {args.out}/")
@@ -768,7 +710,7 @@ def cmd_update(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from bayesrank.changes import diff
+    from bayesrank.analysis.changes import diff
 
     _check_shown(args)
     if args.report is not None:
@@ -793,27 +735,27 @@ def cmd_diff(args) -> int:
 
 def _select(args, framework, data):
     """``--rank auto``: the rank chosen by the field's criterion (cross-validation), then the
-    framework with it (:func:`bayesrank.selection.select_rank`)."""
-    from bayesrank.selection import select_rank
+    framework with it (:func:`bayesrank.evaluation.selection.select_rank`)."""
+    from bayesrank.evaluation.selection import select_rank
 
     auto = _auto_options(args)
     if args.model != "hja" or auto != ["rank"]:
         raise BayesrankError(f"'auto' applies to --rank of the hja model only, not to {', '.join(map(_flag, auto))}.")
     criterion = {f.name: f for f in dataclasses.fields(framework)}["rank"].metadata["auto"]
-    selection = select_rank(data, framework, criterion)
+    selection = select_rank(framework, data, criterion)
     return dataclasses.replace(framework, rank=selection.rank), selection
 
 
 def cmd_select_rank(args) -> int:
-    from bayesrank.selection import select_rank
+    from bayesrank.evaluation.selection import select_rank
 
     if args.model != "hja":
         raise BayesrankError(f"select-rank chooses the rank of the hja model; --model {args.model} has none.")
     framework = framework_from_args(args)
     nuts = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "random_seed": args.seed,
             "sampler": args.sampler}
-    selection = select_rank(_load(args), framework, args.criterion, max_rank=args.max_rank, folds=args.folds,
-                            seed=args.seed, nuts=nuts)
+    selection = select_rank(framework, _load(args), args.criterion, max_rank=args.max_rank, folds=args.folds,
+                            random_seed=args.seed, nuts=nuts)
     print(json.dumps(selection.to_json()) if args.format == "json" else render_selection(selection))
     return 0
 
@@ -829,7 +771,7 @@ def render_selection(selection) -> str:
 
 
 def cmd_evaluate(args) -> int:
-    from bayesrank.evaluate import goodness_of_fit, information_criteria
+    from bayesrank.evaluation.goodness import generalization, goodness_of_fit, information_criteria
     from bayesrank.inference.tree import plain
     from bayesrank.results.fit import fit
 
@@ -837,20 +779,16 @@ def cmd_evaluate(args) -> int:
     framework = framework_from_args(args)
     if _auto_options(args):
         raise BayesrankError("evaluate needs a fixed rank; choose it first with 'bayesrank select-rank'.")
-    if args.split is None:
+    if args.test_fraction is None:
         kind = "goodness_of_fit"
         result = fit(framework, data)
         metrics = {**goodness_of_fit(result, leaderbot_compat=args.leaderbot_compat), **information_criteria(result)}
     else:
-        if not 0 < args.split < 1:
-            raise ModelSpecError(f"--split must be a fraction in (0, 1), got {args.split}.")
         kind = "generalization"
-        train, test = data.split(1 - args.split, seed=args.seed)
-        result = fit(framework, train)
-        metrics = {**goodness_of_fit(result, test, leaderbot_compat=args.leaderbot_compat), "train_nll": result.nll,
-                   "n_train_cells": train.n_cells, "n_test_cells": test.n_cells}
+        result, metrics = generalization(framework, data, test_fraction=args.test_fraction, random_seed=args.seed,
+                                         leaderbot_compat=args.leaderbot_compat)
     out = plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
-                 "method": result.method, "evaluation": kind, "split": args.split, "seed": args.seed,
+                 "method": result.method, "evaluation": kind, "test_fraction": args.test_fraction, "random_seed": args.seed,
                  "n_params": result.n_params, "converged": result.converged, "nll": result.nll,
                  "mle_exists": result.diagnostics.get("mle_exists", True), "metrics": metrics,
                  "warnings": result.warnings})
@@ -916,127 +854,6 @@ def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, e
     return replaced
 
 
-#: How each interval method is named in the table's header.
-INTERVAL_NAMES = {"wald": "Wald", "sandwich": "sandwich (robust)", "bootstrap": "bootstrap percentile",
-                  "posterior": "posterior", "laplace": "Laplace", "none": "no"}
-
-
-def render_table(result, top: int = 20, level: float = 0.95, elo=None, extra=None, styled=None) -> str:
-    """Human-readable leaderboard with the fit's headline numbers and warnings (and, when given,
-    Elo ratings, rank sets, fragility, style effects and per-category boards)."""
-    from bayesrank.results.estimates import dependence, too_few_draws
-    from bayesrank.results.summary import has_elo
-
-    extra = extra or {}
-    no_elo = elo is not None and not has_elo(result.tree)
-    elo = None if no_elo else elo
-    board = result.leaderboard(level, elo if elo is not None else False)
-    if styled is not None:
-        board = board.join(styled.set_index("name")[["rank_unadjusted", "rank_change"]], on="name")
-    if "rank_sets" in extra:
-        sets = {row["name"]: row for row in extra["rank_sets"]["items"]}
-        board["rank_set"] = [f"{sets[n]['rank_set_lower']}-{sets[n]['rank_set_upper']}" for n in board["name"]]
-    if top:
-        board = board.head(top)
-    ce = result.cross_entropies()
-    pct = f"{100 * level:g}%"
-    kind = f"{INTERVAL_NAMES.get(result.interval_method, result.interval_method)} {pct} interval"
-    if result.cluster:
-        kind += f" ({dependence(result.tree)})"
-    thurstonian = getattr(result.framework, "k_cov", None) is not None
-    hja = result.framework.name == "hja"
-    lines = [
-        f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
-        f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
-        f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
-        accounting_line(result.data.accounting()),
-        ("score = Thurstonian mean μ (scale: trace(PΣP) = 1)" if thurstonian else
-         "score = consensus μ (the judges' average scores, logit scale)" if hja else "score = logit scale")
-        + (f", se and {kind}; rank interval from the "
-           + {"bootstrap": "bootstrap replicates", "posterior": "posterior"}.get(result.interval_method,
-                                                                                "asymptotic normal")
-           if result.interval_method != "none" else "; point estimates only (--intervals none): no se or intervals"),
-        "",
-    ]
-    if elo is not None:
-        anchor = f", {elo.anchor} = {elo.offset:g}" if elo.anchor else f", average model = {elo.offset:g}"
-        lines.insert(-1, f"Elo = {elo.scale:.1f} x score{anchor}; {result.framework.scale_note}")
-    if no_elo:
-        lines.insert(-1, f"no Elo ratings: {result.framework.scale_note}")
-    if result.method == "nuts":
-        d = result.diagnostics
-        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
-                         f"{d.get('max_rhat', float('nan')):.3f}, bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
-                         f"{d.get('divergences')} divergences")
-    cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
-            "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
-            *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
-            "win_rate", "pred_win_rate", "tie_rate", "pred_tie_rate"]
-    cols = [c for c in cols if c in board]  # (no interval columns without intervals)
-    lines.append(board[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if "provisional" in board and board["provisional"].fillna(False).any():
-        from bayesrank.results.provisional import max_span
-
-        shown = board.loc[board["provisional"].fillna(False).astype(bool), "name"]
-        lines.append(f"provisional (rank interval wider than {max_span(len(result.items))} ranks): "
-                     f"{', '.join(shown)}; 'bayesrank provisional' says which battles would settle them")
-    if hja:
-        judges = result.judges(level)[["name", "sensitivity", "se", "lower", "upper", "leverage", "relative_leverage"]]
-        summary = result.disagreement()
-        lines += ["", f"judges: signed consensus sensitivity γ ({kind}) and leverage h = ‖(UVᵀ)_k‖, "
-                  f"rank {summary['rank']}, disagreement {100 * summary['disagreement_share']:.0f}% of ‖S‖²",
-                  judges.to_string(index=False, float_format=lambda v: f"{v:.3f}"), summary["outlier_sentence"]]
-    if "gamma" in result.framework.reported() and not hja:
-        lines += ["", f"judges: discrimination γ_k ({kind}; lower_log/upper_log: the interval on the log scale)",
-                  result.judges(level).to_string(index=False, float_format=lambda v: f"{v:.3f}")]
-    if result.data.judges is not None:
-        shares = result.verdict_shares()[["judge", "n", "a", "b", "tie", "odds_ratio", "follows_position"]]
-        lines += ["", "verdict shares: a = the answer shown first, b = shown second; odds_ratio = the judge's odds "
-                      "of picking the first answer over the median other judge's",
-                  shares.to_string(index=False, float_format=lambda v: f"{v:.3f}")]
-    if "rank_sets" in extra:
-        rs = extra["rank_sets"]
-        lines.append(f"\nrank_set: simultaneous {pct} rank sets (every rank covered at once; critical value "
-                     f"{rs['critical_value']:.2f} se)")
-        lines += [f"top-{k} set at {pct}: {', '.join(names)}" for k, names in rs["top_sets"].items()]
-    if "fragility" in extra:
-        lines.append("\n" + extra["fragility"]["sentence"])
-    if "style" in extra:
-        lines.append("\nstyle effects (logit per unit of each contrast; rank_change > 0: up once style is "
-                     "accounted for):")
-        for e in extra["style"]["effects"]:
-            who = f" [{e['judge']}]" if "judge" in e else ""
-            if e["estimate"] is None or e.get("se") is None:
-                lines.append(f"  {e['contrast']}{who}: not estimated (see the warnings)")
-                continue
-            lines.append(f"  {e['contrast']}{who}: {e['estimate']:.4f} (se {e['se']:.4f}, "
-                         f"{pct} {e['lower']:.4f} to {e['upper']:.4f})")
-    if "categories" in extra:
-        import pandas as pd
-
-        cats = pd.DataFrame(extra["categories"])
-        for category, group in cats.groupby("category", sort=False):
-            lines.append(f"\ncategory {category} (partially pooled):")
-            shown = group.head(top) if top else group
-            lines.append(shown.drop(columns="category").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if "random_effects" in extra:
-        lines.append("\n" + result.random_effects(level).to_text(top))
-    lines += [f"warning: {w}" for w in result.warnings]
-    missing = too_few_draws(result.tree, level)
-    lines += [f"warning: {missing}"] if missing else []
-    return "\n".join(lines)
-
-
-def accounting_line(acc: dict) -> str:
-    """What was read, dropped (and why) and used, in one line."""
-    read = f"{acc['records_read']:,} records read ({acc['comparisons_read']:,} comparisons)" \
-        if acc["records_read"] else f"{acc['comparisons_read']:,} comparisons read"
-    dropped = sum(acc["dropped"].values())
-    why = "; ".join(f"{k} {v:,}" for k, v in acc["dropped"].items())
-    notes = "".join(f"; note: {k} {v:,}" for k, v in acc["notes"].items())
-    return f"data: {read}, {dropped:,} dropped" + (f" ({why})" if why else "") + f", {acc['comparisons_used']:,} used" + notes
-
-
 def cmd_datasets(args) -> int:
     from bayesrank.data.bundled import DATASETS
     from bayesrank.data.load import load_dataset
@@ -1066,7 +883,7 @@ def cmd_demo(args) -> int:
         kwargs = {} if method == "map" else dict(draws=args.draws, tune=args.tune, chains=args.chains,
                                                  random_seed=args.seed)
         fits[f"Davidson k_tie=1, {method.upper()}"] = result = fit(model, data, method=method, **kwargs)
-        print(render_table(result, 20))
+        print(result.to_text(20))
         print()
         write_outputs(result, args.out / f"davidson-k1-{method}", force=args.force)
     report = Report(fits, title="arena-2024: Davidson with factored ties, MLE and posterior",
@@ -1091,7 +908,7 @@ def cmd_gars(args) -> int:
     if args.fit is None:
         result = gars.from_data(data, args.score, args.scheme, method=args.method, by_judge=args.by_judge,
                                 framework=framework_from_text(args.model) if args.model else None,
-                                counts_only=args.counts_only, n_draws=args.draws, random_seed=args.seed)
+                                counts_only=args.counts_only, draws=args.draws, random_seed=args.seed)
     else:
         fitted = Fit.load(args.fit)
         if fitted.data.cells_digest() != data.cells_digest():
@@ -1099,7 +916,7 @@ def cmd_gars(args) -> int:
                                  f"({data!r}): its ranking is not {args.data}'s; fit {args.data} first "
                                  "('bayesrank fit DATA ... --out DIR') or pass the data it was fitted to.")
         result = gars.from_fit(fitted, args.score, args.scheme, context_weights=args.context_weights,
-                               n_draws=args.draws, random_seed=args.seed)
+                               draws=args.draws, random_seed=args.seed)
     table = result.table(args.level)
     if args.format == "json":
         print(json.dumps(result.to_json(args.level)))
@@ -1132,7 +949,7 @@ def _check_policy_out(args) -> None:
 
 
 def cmd_dml(args) -> int:
-    from bayesrank.dml import dmlrank, read_records
+    from bayesrank.gars.dml import dmlrank, read_records
     from bayesrank.model.scoring import scheme_of
     from bayesrank.output.tables import write_csv
 
@@ -1310,8 +1127,8 @@ def _install(signum, handler):
 def _progress_setting(args):
     """Progress bars as ``--progress`` / ``--no-progress`` say; without either, off under
     ``--format json`` (a pipeline) and otherwise when stderr is a terminal
-    (:mod:`bayesrank.progress`)."""
-    from bayesrank import progress
+    (:mod:`bayesrank.runtime.progress`)."""
+    from bayesrank.runtime import progress
 
     show = getattr(args, "progress", None)
     if show is None and getattr(args, "format", None) == "json":
@@ -1331,3 +1148,12 @@ def _silence_stdout() -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = [
+    "COMMANDS", "FLAGS", "HELP", "NOT_OVER_TIME", "OUTPUTS", "REPORT", "SAMPLERS",
+    "build_parser", "check_out", "cmd_compare", "cmd_datasets", "cmd_demo", "cmd_diff", "cmd_dml",
+    "cmd_evaluate", "cmd_fit", "cmd_gars", "cmd_next_pairs", "cmd_provisional", "cmd_report", "cmd_select_rank",
+    "cmd_update", "command_of", "framework_from_args", "main", "render_selection",
+    "saved_fit", "write_outputs"
+]

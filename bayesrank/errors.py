@@ -17,7 +17,15 @@ class              raised when
                    would be replaced without ``--force`` / ``overwrite=True``)
 ``FitFileError``   a file given as a saved fit does not exist or is not a bayesrank fit
 =================  =========================================================================
+
+A public function decorated with :func:`options_checked` refuses a keyword it does not have with a
+``ModelSpecError`` naming the function, its options and the nearest one, instead of Python's
+``TypeError``.
 """
+
+import difflib
+import functools
+import inspect
 
 
 class BayesrankError(Exception):
@@ -38,3 +46,33 @@ class OutputError(BayesrankError, OSError):
 
 class FitFileError(BayesrankError, ValueError):
     """A saved fit cannot be read: the file is missing, unreadable or not a bayesrank fit."""
+
+
+def options_checked(function):
+    """``function`` refusing unknown keywords with a :class:`ModelSpecError` that names it by its
+    public path (``bayesrank.<name>``, or its subpackage's: ``bayesrank.gars.from_fit``), its
+    options and the closest match to the wrong one. A function that
+    takes ``**kwargs`` forwards them to a function that checks them, and is returned as it is."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return function
+    options = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        unknown = [k for k in kwargs if k not in options]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], options, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            import bayesrank
+
+            name = function.__name__
+            where = "bayesrank" if name in bayesrank.__all__ else function.__module__.rsplit(".", 1)[0]
+            raise ModelSpecError(f"{where}.{name}() has no option {unknown[0]!r}{hint}; "
+                                 f"its options: {', '.join(options)}.")
+        return function(*args, **kwargs)
+
+    return checked
+
+
+__all__ = ["BayesrankError", "DataError", "FitFileError", "ModelSpecError", "OutputError", "options_checked"]

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' data 
 
 import bayesrank as br  # noqa: E402
 from bayesrank.inference.map import GRADIENT_TOL, RESTART_AGREEMENT  # noqa: E402
-from bayesrank.papers import leaderbot_model  # noqa: E402
+from bayesrank.model.papers import leaderbot_model  # noqa: E402
 from tests.conftest import around  # noqa: E402
 
 

@@ -143,8 +143,8 @@ def task_bootstrap(n_boot: int = 1000, arena_boot: int = 100):
 
 def task_style(replicates: int = 40):
     import bayesrank as br
-    from bayesrank.simulate import battles
-    from bayesrank.style import style_effects
+    from bayesrank.data.simulate import battles
+    from bayesrank.analysis.style import style_effects
 
     beta = np.array([0.4, -0.25])
     scores = np.linspace(-1, 1, 8)
@@ -166,7 +166,7 @@ def task_style(replicates: int = 40):
 def task_rank_coverage(replicates: int = 200):
     import bayesrank as br
     from bayesrank.results.ranksets import rank_sets
-    from bayesrank.simulate import item_names
+    from bayesrank.data.simulate import item_names
 
     true = np.array([0.0, 0.05, 0.1, 0.2, 0.25, 0.4, 0.45, 0.6, 0.8, 0.85])
     true = true - true.mean()
@@ -196,7 +196,7 @@ def task_rank_coverage(replicates: int = 200):
 
 def task_fragility():
     import bayesrank as br
-    from bayesrank.fragility import fragility, without_votes
+    from bayesrank.analysis.fragility import fragility, without_votes
 
     data = br.load("arena-2024")
     fit = br.fit(br.BradleyTerry(), data)
@@ -217,7 +217,7 @@ def task_fragility():
 
 def task_hierarchical(seed: int = 0, draws: int = 500):
     import bayesrank as br
-    from bayesrank.simulate import battles
+    from bayesrank.data.simulate import battles
 
     rng = np.random.default_rng(seed)
     m, tau = 8, 0.35

@@ -447,7 +447,7 @@ def task_grid(ids: str = "1-30", restarts: int = 0) -> dict:
     import numpy as np
 
     import bayesrank as br
-    from bayesrank.papers import LEADERBOT_D1, leaderbot_model
+    from bayesrank.model.papers import LEADERBOT_D1, leaderbot_model
 
     before = {}
     for line in (ROOT / "bench" / "results" / "d1-previous-engine.jsonl").read_text().splitlines():

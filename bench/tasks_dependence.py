@@ -11,7 +11,7 @@ Tasks
 -----
 coverage
     Coverage of the 95% intervals of the population scores over seeded replicates of
-    :func:`bayesrank.simulate.clustered_battles` (8 items with scores evenly spaced in
+    :func:`bayesrank.data.simulate.clustered_battles` (8 items with scores evenly spaced in
     [−1, 1]; every user votes 10 times on each of 3 pairs), for Bradley–Terry (ties dropped;
     the simulation has none) or Davidson (η = −0.5), at a given number of users G, by five
     methods: Wald and the per-comparison sandwich (the comparisons taken as independent), the
@@ -77,7 +77,7 @@ def _fit_options(framework, method: str, n_boot: int):
 def task_coverage(framework: str = "bt", design: str = "shared", clusters: int = 30, replicates: int = 200,
                   slow_replicates: int = 40, n_boot: int = 100, seed: int = 0, level: float = 0.95) -> dict:
     import bayesrank as br
-    from bayesrank.simulate import clustered_battles, item_names
+    from bayesrank.data.simulate import clustered_battles, item_names
 
     base = br.BradleyTerry(ties="drop") if framework == "bt" else br.Davidson()
     eta = None if framework == "bt" else -0.5
@@ -279,7 +279,7 @@ def tables(r: dict) -> str:
                       key=lambda k: (r[k]["design"], r[k]["framework"], r[k]["clusters"]))
     if coverage:
         lines += ["### Coverage of 95% intervals of the population scores", "",
-                  "Simulated users (`bayesrank.simulate.clustered_battles`: 8 items, 30 votes per user, 10 on each "
+                  "Simulated users (`bayesrank.data.simulate.clustered_battles`: 8 items, 30 votes per user, 10 on each "
                   "of 3 pairs). `shared`: a user's votes on a pair repeat one verdict with probability 0.8; "
                   "`random`: each user's scores deviate by ZeroSumNormal(0.5). Coverage is over items × replicates "
                   "(± Monte Carlo standard error over replicates); width is the median interval width; slope is "

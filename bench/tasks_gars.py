@@ -68,9 +68,9 @@ def mean_se(x) -> tuple[float, float]:
 # ====================================================================== tasks
 def task_table1(sizes=(1000, 2000, 3000), learners=("spline-logistic", "hist-gradient-boosting"), runs=100,
                 max_seconds=None, first_run=0, folds=5, sim_seed=1, n_mc=1_000_000, n_mc_critical=20_000) -> dict:
-    from bayesrank.dml import dmlrank_scores
-    from bayesrank.dml.estimator import max_critical
-    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars.dml import dmlrank_scores
+    from bayesrank.gars.dml.estimator import max_critical
+    from bayesrank.gars.dml.simulate import simulator
 
     sim = simulator("nonlinear_tie", random_seed=sim_seed, **TABLE1_SIM)
     truth = sim.truth(SCORES, n_mc=n_mc)
@@ -107,11 +107,11 @@ def task_table2(runs=40, max_seconds=None, first_run=0, pilot=1500, pool=1500, b
                 sim_seed=1, n_mc=1_000_000, learner=None) -> dict:
     from dataclasses import replace
 
-    from bayesrank.dml import a_optimal, dmlrank, variance_weights
-    from bayesrank.dml.learners import DEFAULT_LEARNER
-    from bayesrank.dml.nuisance import OutcomeModel
-    from bayesrank.dml.records import read_records
-    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars.dml import a_optimal, dmlrank, variance_weights
+    from bayesrank.gars.dml.learners import DEFAULT_LEARNER
+    from bayesrank.gars.dml.nuisance import OutcomeModel
+    from bayesrank.gars.dml.records import read_records
+    from bayesrank.gars.dml.simulate import simulator
 
     sim = simulator("bt_misspec", K=3, p=2, random_seed=sim_seed, gamma=1.0, pi_p=0.3, lam_pi=0.1)
     truth = sim.truth(SCORES, n_mc=n_mc)
@@ -160,9 +160,9 @@ def task_table2_oracle(contexts=100_000, pool=1500, budget=2000.0, floor=0.01, s
     """The ranking MSE that the EIF variance predicts for table2's policies when μ is known (the
     A-optimal policy from the true μ instead of a pilot's μ̂): what A-optimal labelling can gain
     there at most, asymptotically. MSE = (tr Var F(μ(X)) + E Σ_jk a_jk(X)/π_jk(X)) / (K · pool)."""
-    from bayesrank.dml import a_optimal, variance_weights
-    from bayesrank.dml.simulate import simulator
-    from bayesrank.gars import functional
+    from bayesrank.gars.dml import a_optimal, variance_weights
+    from bayesrank.gars.dml.simulate import simulator
+    from bayesrank.gars.scores import functional
 
     sim = simulator("bt_misspec", K=3, p=2, random_seed=sim_seed, gamma=1.0, pi_p=0.3, lam_pi=0.1)
     mu = sim.mu(sim.contexts(contexts, np.random.default_rng(sim_seed)))
@@ -183,8 +183,8 @@ def task_table2_oracle(contexts=100_000, pool=1500, budget=2000.0, floor=0.01, s
 
 
 def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000, learner=None) -> dict:
-    from bayesrank.dml import dmlrank_scores, read_records
-    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars.dml import dmlrank_scores, read_records
+    from bayesrank.gars.dml.simulate import simulator
 
     sim = simulator("nonlinear_tie", K=items, p=5, random_seed=sim_seed, pi_min=0.05, pi_max=0.5)
     per_context = sim.propensity(sim.contexts(20_000, np.random.default_rng(0))).sum(axis=(1, 2)).mean()
@@ -198,7 +198,7 @@ def task_scale(labels=1_000_000, items=6, folds=2, sim_seed=1, n_mc=1_000_000, l
     del frame
     t_read = time.perf_counter() - t0
     t0 = time.perf_counter()
-    from bayesrank.dml.learners import DEFAULT_LEARNER
+    from bayesrank.gars.dml.learners import DEFAULT_LEARNER
 
     learner = learner or DEFAULT_LEARNER
     results = dmlrank_scores(records, SCORES, n_folds=folds, random_seed=0, learner=learner)

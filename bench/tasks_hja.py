@@ -61,13 +61,13 @@ def saved(task: str) -> dict | None:
 # ====================================================================== speed
 def task_speed(n_warm: int = 7):
     import bayesrank as br
-    from bayesrank.selection import select_rank
+    from bayesrank.evaluation.selection import select_rank
 
     data = br.load("mtbench-judges")
     first, fit = timed(lambda: br.fit(br.HJA(rank=2), data))
     warm = [timed(lambda: br.fit(br.HJA(rank=2), data))[0] for _ in range(n_warm)]
-    cv_first, sel = timed(lambda: select_rank(data, criterion="cv", max_rank=3))
-    cv_second, _ = timed(lambda: select_rank(data, criterion="cv", max_rank=3))
+    cv_first, sel = timed(lambda: select_rank(br.HJA(), data, criterion="cv", max_rank=3))
+    cv_second, _ = timed(lambda: select_rank(br.HJA(), data, criterion="cv", max_rank=3))
     return plain({
         "map_rank2_first_seconds": first, "map_rank2_warm_seconds": statistics.median(warm), "map_rank2_warm_all": warm,
         "map_converged": fit.converged, "map_nll": fit.nll,
@@ -102,13 +102,13 @@ def coverage_replicate(seed: int, n_comparisons: int) -> dict:
     import bayesrank as br
     from bayesrank.inference.alternating import pinv_intervals
     from bayesrank.model.hja import canonical, consensus_split
-    from bayesrank.papers import hja_comparisons, hja_truth
+    from bayesrank.model.papers import hja_comparisons, hja_truth
 
     z = 1.959963984540054
-    truth = hja_truth(seed=7000 + 1000 * seed)
-    data = hja_comparisons(truth["S"], n_comparisons, seed=7000 + 1000 * seed + 1)
+    truth = hja_truth(random_seed=7000 + 1000 * seed)
+    data = hja_comparisons(truth["S"], n_comparisons, random_seed=7000 + 1000 * seed + 1)
     gamma0, mu0, _ = consensus_split(truth["S"])
-    fit = br.fit(br.HJA(rank=1), data, n_draws=200)
+    fit = br.fit(br.HJA(rank=1), data, draws=200)
     est = fit.tree["estimate"]
     if not fit.converged or not np.all(np.isfinite(est["gamma"].values)):
         return {"ok": False}
@@ -169,18 +169,18 @@ def task_rank(criterion: str, replicates: int, budgets, draws: int = 500, tune: 
     reported apart."""
     import bayesrank as br
     from bayesrank.errors import BayesrankError
-    from bayesrank.papers import hja_comparisons, hja_truth
-    from bayesrank.selection import select_rank
+    from bayesrank.model.papers import hja_comparisons, hja_truth
+    from bayesrank.evaluation.selection import select_rank
 
     rows = []
     for T in budgets:
         picks, t0 = [], time.perf_counter()
         for rep in range(replicates):
-            truth = hja_truth(seed=7000 + 1000 * rep)
-            data = hja_comparisons(truth["S"], T, seed=7000 + 1000 * rep + 1)
+            truth = hja_truth(random_seed=7000 + 1000 * rep)
+            data = hja_comparisons(truth["S"], T, random_seed=7000 + 1000 * rep + 1)
             nuts = {"draws": draws, "tune": tune, "chains": chains, "random_seed": rep} if criterion == "loo" else None
             try:
-                picks.append(select_rank(data, br.HJA(), criterion, max_rank=RANK_CANDIDATES[criterion], nuts=nuts).rank)
+                picks.append(select_rank(br.HJA(), data, criterion, max_rank=RANK_CANDIDATES[criterion], nuts=nuts).rank)
             except BayesrankError:
                 picks.append(None)
         hits = np.array([p == 1 for p in picks], dtype=float)
@@ -250,7 +250,7 @@ def holdout_accuracy(S: pd.DataFrame, test: pd.DataFrame) -> dict:
 
 def task_holdout(seeds: int = 20):
     import bayesrank as br
-    from bayesrank.selection import fit_selected
+    from bayesrank.evaluation.selection import select_rank
 
     records = mtbench_records()
     out = {"hja": [], "ja": [], "btl": [], "hja_rank": [], "ja_mle_missing": 0}
@@ -260,7 +260,8 @@ def task_holdout(seeds: int = 20):
         n_train = int(round(0.8 * len(records)))
         train, test = records.iloc[order[:n_train]], records.iloc[order[n_train:]]
         data = _comparisons(train)
-        hja, selection = fit_selected(data, br.HJA(), "cv", seed=seed)
+        selection = select_rank(br.HJA(), data, "cv", random_seed=seed)
+        hja = br.fit(br.HJA(rank=selection.rank), data)
         out["hja_rank"].append(selection.rank)
         out["hja"].append(holdout_accuracy(_judge_scores(hja), test))
         ja = br.fit(br.JudgeAware(), data)
@@ -302,11 +303,11 @@ def _ranking(fit) -> np.ndarray:
 
 def task_noisy(seeds: int = 20):
     import bayesrank as br
-    from bayesrank.selection import select_rank
+    from bayesrank.evaluation.selection import select_rank
 
     records = mtbench_records()
     base = _comparisons(records)
-    rank = select_rank(base, br.HJA(), "cv", seed=0).rank
+    rank = select_rank(br.HJA(), base, "cv", random_seed=0).rank
     methods = {"hja": br.HJA(rank=rank), "hja_rank0": br.HJA(rank=0), "ja": br.JudgeAware(), "btl": br.BTL()}
     base_rank = {name: _ranking(br.fit(fw, base)) for name, fw in methods.items()}
     levels = (1, 5, 10)
@@ -343,7 +344,7 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 def report(results: dict) -> list[str]:
     """The HJA section: each task's newest output (this run's, else the committed one)."""
-    from bayesrank.papers import HJA_HOLDOUT_TIE_EXCLUDED, HJA_TABLE1, HJA_TABLE1_COLUMNS
+    from bayesrank.model.papers import HJA_HOLDOUT_TIE_EXCLUDED, HJA_TABLE1, HJA_TABLE1_COLUMNS
 
     def load(task):
         runs = newest(results, task, saved=saved(task))

@@ -6,7 +6,7 @@ either way the output of this checkout is also kept in ``bench/results/time.json
 and ``python bench/tasks_time.py report`` writes ``bench/results/time.md`` from those and the latest
 ``bench/results.json``.
 
-Every arena here is simulated by :func:`bayesrank.simulate.arena_over_time`, which returns the truth:
+Every arena here is simulated by :func:`bayesrank.data.simulate.arena_over_time`, which returns the truth:
 the true scores of every item in every period and the planted changes.
 
 Tasks
@@ -57,7 +57,7 @@ def save(task: str, out: dict) -> None:
 
 def _arena(items, periods, battles, seed, **kw):
     import bayesrank as br
-    from bayesrank.simulate import arena_over_time
+    from bayesrank.data.simulate import arena_over_time
 
     sim = arena_over_time(items, periods, battles, np.random.default_rng(seed), **kw)
     return sim, br.load(sim.records, time_column="date", period="week")
@@ -266,7 +266,7 @@ def report(results: dict) -> list[str]:
     stored = saved()
     r = {task: (newest(results, task, saved=stored.get(task)) or [{}])[-1] for task in TASKS}
     lines = ["## Ratings over time (issue 39)", "",
-             "Simulated arenas with planted changes (`bayesrank.simulate.arena_over_time`); each row's load "
+             "Simulated arenas with planted changes (`bayesrank.data.simulate.arena_over_time`); each row's load "
              "average when it finished is in `time.json`.", ""]
     for d in r["detection"].get("runs", []):
         lines += [f"### Change points and coverage: spike {d['spike']}, {d['replicates']} arenas of {d['items']} "

@@ -4,7 +4,7 @@ import json
 import sys
 from pathlib import Path
 
-from bayesrank.papers import LEADERBOT_D1
+from bayesrank.model.papers import LEADERBOT_D1
 
 #: reference fit → its leaderbot Table D.1 model id
 PAPER_ID = {"bt-half": 1, "bt-drop": 4, "rk-k0": 7, "rk-k1": 8, "dv-k0": 19, "dv-k1": 20}

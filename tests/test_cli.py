@@ -9,7 +9,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.cli import main
-from bayesrank.papers import LEADERBOT_D1
+from bayesrank.model.papers import LEADERBOT_D1
 
 JSON_FIELDS = {"framework", "method", "n_items", "n_comparisons", "n_cells", "nll", "loglik", "n_params",
                "converged", "items", "diagnostics", "warnings"}

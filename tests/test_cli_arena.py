@@ -7,7 +7,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.cli import main
-from bayesrank.simulate import battles
+from bayesrank.data.simulate import battles
 
 
 def run(capsys, *argv):

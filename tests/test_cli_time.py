@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from bayesrank.simulate import arena_over_time
+from bayesrank.data.simulate import arena_over_time
 
 
 def run(*args):

@@ -17,7 +17,7 @@ def test_wald_intervals_of_differences_cover_95_percent():
     i, j = np.triu_indices(truth.size, k=1)
     for _ in range(replicates):
         data = simulate_counts(truth, 60, rng, eta=-0.5)
-        fit = br.fit(framework, data, n_draws=10)
+        fit = br.fit(framework, data, draws=10)
         assert fit.converged
         s = fit.tree["estimate"]["score"].values
         C = fit.tree["estimate"]["score_cov"].values

@@ -55,7 +55,7 @@ def test_map_fit_does_not_import_arviz():
 
 
 def test_lazy_module_binds_on_first_attribute():
-    code = ("from bayesrank.lazy import lazy_module, is_imported\n"
+    code = ("from bayesrank.runtime.lazy import lazy_module, is_imported\n"
             "m = lazy_module('fractions')\nassert not is_imported('fractions')\n"
             "assert m.Fraction(1, 2) + m.Fraction(1, 2) == 1\nassert is_imported('fractions')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -7,7 +7,7 @@ from scipy.stats import norm
 import bayesrank as br
 from bayesrank.results.elo import ELO_SCALE, Elo
 from bayesrank.results.ranksets import critical_value, rank_sets, top_set
-from bayesrank.simulate import item_names
+from bayesrank.data.simulate import item_names
 
 
 def bt_data(scores, n, seed):

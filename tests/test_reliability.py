@@ -96,7 +96,7 @@ USAGE = [
     ("negative seed with MAP", ["--seed", "-1"], "random_seed must be a non-negative integer"),
     ("negative --top", ["--top", "-1"], "--top must be 0"),
     ("--level outside (0, 1)", ["--level", "1.5"], "--level must be in (0, 1)"),
-    ("zero draws", ["--n-draws", "0"], "n_draws must be an integer of at least 1"),
+    ("zero draws", ["--draws", "0"], "n_draws must be an integer of at least 1"),
     ("a bad target_accept", ["--method", "nuts", "--target-accept", "1.5"], "target_accept must be in (0, 1)"),
     ("unknown data format", ["--data-format", "xlsx"], "unknown format='xlsx' (CLI: --data-format)"),
 ]
@@ -376,7 +376,7 @@ def test_evaluate_reports_no_numbers_without_an_mle(capsys, tmp_path):
         assert res["metrics"][key] is None, key
     fit = br.fit(br.BradleyTerry(), data)  # the API says the same
     assert np.isnan(fit.nll) and not fit.diagnostics["mle_exists"]
-    from bayesrank.evaluate import information_criteria
+    from bayesrank.evaluation.goodness import information_criteria
     assert all(np.isnan(v) for k, v in information_criteria(fit).items() if k in ("aic", "bic"))
 
 

@@ -80,7 +80,7 @@ CASES = {
 
 
 def category_records() -> pd.DataFrame:
-    from bayesrank.simulate import battles
+    from bayesrank.data.simulate import battles
 
     scores = np.array([[0.6, 0.2, -0.1, -0.7], [0.5, 0.3, -0.2, -0.6]])
     return battles(scores, 600, np.random.default_rng(5), categories=["en", "zh"])
@@ -91,7 +91,7 @@ def case_fit(name: str):
     if source == "covariates":
         return br.fit(make(), br.load(covariate_records(), covariates=["z"]))
     if source == "periods":
-        from bayesrank.simulate import arena_over_time
+        from bayesrank.data.simulate import arena_over_time
 
         sim = arena_over_time(6, 4, 400, np.random.default_rng(8), eta=-1.0)
         return br.fit(make(), br.load(sim.records, time_column="date"), draws=200)

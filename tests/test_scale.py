@@ -205,7 +205,7 @@ def test_large_model_path_keeps_the_covariance_as_a_factor_and_matches_dense_num
     data = _synthetic(150, pairs_per_item=5, per_pair=40, seed=7)
     dense = br.fit(br.BradleyTerry(ties="drop"), data)
     _force_large_path(monkeypatch)
-    fit = br.fit(br.BradleyTerry(ties="drop"), data, n_draws=4000)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data, draws=4000)
     assert fit.converged and fit.diagnostics["optimiser"]["method"] == "trust-krylov"
     estimate = fit.tree["estimate"]
     assert "theta_cov" not in estimate and "score_cov" not in estimate
@@ -246,7 +246,7 @@ def test_large_model_path_keeps_the_covariance_as_a_factor_and_matches_dense_num
 def test_thousands_of_items_store_no_dense_item_by_item_array():
     m = 2500
     data = _synthetic(m, pairs_per_item=6, per_pair=30, seed=8)
-    fit = br.fit(br.BradleyTerry(ties="drop"), data, n_draws=200)
+    fit = br.fit(br.BradleyTerry(ties="drop"), data, draws=200)
     assert fit.converged and np.all(np.isfinite(fit.tree["estimate"]["score_se"].values))
     for group in fit.tree.subtree:
         for name, var in group.dataset.data_vars.items():

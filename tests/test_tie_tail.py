@@ -74,7 +74,7 @@ def test_the_intercept_counts_and_the_paper_form_says_nothing(arena, davidson_k1
 
 @pytest.mark.slow
 def test_paper_model_30_names_its_thresholds_in_the_tail(arena):
-    from bayesrank.papers import leaderbot_model
+    from bayesrank.model.papers import leaderbot_model
 
     fit = br.fit(leaderbot_model(30), arena)
     listed = fit.diagnostics["tail_tie_thresholds"]

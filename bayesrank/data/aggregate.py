@@ -1283,3 +1283,12 @@ def names_as_text(values: Sequence, column: str, source: str = "", what: str = "
             if n:
                 _raise_first(table, _Check(column, raw, pred, problem), int(n), "", "counts", what)
         return [row[0] for row in con.execute(f"SELECT {text} FROM ({table.sql}) r").fetchall()]
+
+
+__all__ = [
+    "BATTLE_OUTCOMES", "Cells", "DROP_BOTHBAD", "DROP_DUPLICATE", "DROP_UNKNOWN", "DUCKDB_ERRORS", "ID_COLUMN",
+    "ID_COLUMNS", "ID_PROBE", "JUDGE_VERDICTS", "MAX_COUNT", "MAX_NAME_LENGTH", "MAX_RECORD_BYTES", "NOTE_DUPLICATES",
+    "NOTE_SPACES", "NOTE_UNICODE", "PERIODS", "SHAPES", "Table", "aggregate", "cells_from_arrays", "connection",
+    "detect_shape", "id_digest", "names_as_text", "read_error", "record_ids", "require", "table_from_csv",
+    "table_from_frame", "table_from_json_records", "table_from_parquet", "text_error"
+]

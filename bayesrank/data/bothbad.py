@@ -51,3 +51,6 @@ def convention(dropped: Mapping[str, int], notes: Mapping[str, int]) -> str | No
     if COUNTED in notes:
         return ARENA
     return None
+
+
+__all__ = ["ARENA", "COUNTED", "DROPPED", "PAPER", "as_ties", "convention"]

@@ -55,3 +55,6 @@ def dataset_path(name: str):
     if name not in DATASETS:
         raise DataError(f"unknown dataset '{name}'; bundled datasets: {', '.join(DATASETS)}.")
     return resources.files("bayesrank.data") / "datasets" / DATASETS[name].filename
+
+
+__all__ = ["BundledDataset", "DATASETS", "dataset_path"]

@@ -162,3 +162,6 @@ def judge_warnings(data: Comparisons, ties_modelled: bool = False
                 "a tie parameter of its own has no finite estimate (−∞)"
             )
     return out, dups
+
+
+__all__ = ["judge_warnings", "mle_existence", "separated_groups", "statistical_warnings"]

@@ -438,17 +438,17 @@ class Comparisons:
             clusters = clusters.with_counts(np.column_stack([w + t / 2, l + t / 2, 0 * t]))
         return replace(self, wins_a=self.wins_a + half, wins_b=self.wins_b + half, ties=0 * half, clusters=clusters)
 
-    def split(self, test_fraction: float = 0.1, seed: int = 0) -> tuple[Comparisons, Comparisons]:
+    def split(self, test_fraction: float = 0.1, random_seed: int = 0) -> tuple[Comparisons, Comparisons]:
         """Random split of the cells into a training and a test set.
 
         The leaderbot paper's protocol (``lb.data.split``): shuffle the cell indices with
-        NumPy's legacy generator seeded by ``seed`` and keep the first
-        ``int(n * (1 - test_fraction))`` for training, so ``seed=20`` reproduces the paper's
+        NumPy's legacy generator seeded by ``random_seed`` and keep the first
+        ``int(n * (1 - test_fraction))`` for training, so ``random_seed=20`` reproduces the paper's
         3109 / 346 split of the arena pairs.
         """
         if not 0 < test_fraction < 1:
             raise DataError(f"test_fraction must be in (0, 1), got {test_fraction}.")
-        order = np.random.RandomState(seed).permutation(self.n_cells)
+        order = np.random.RandomState(random_seed).permutation(self.n_cells)
         n_train = int(self.n_cells * (1 - test_fraction))
         return self.subset(np.sort(order[:n_train])), self.subset(np.sort(order[n_train:]))
 
@@ -657,3 +657,5 @@ def _by_cell_and_cluster(cell: np.ndarray, codes: np.ndarray, sizes: list[int]) 
         return np.argsort(key)
     return np.lexsort((*codes.T[::-1], cell))
 
+
+__all__ = ["Comparisons", "OUTCOMES"]

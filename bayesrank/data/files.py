@@ -337,7 +337,7 @@ def _no_clusters(cluster: Sequence[str], source: str) -> None:
 
 def read_frame(path: str | Path, format: str | None = None) -> pd.DataFrame:
     """The records of a CSV, Parquet, JSON or JSON-lines file as a table, with no validation
-    of their values (for readers of other record layouts, such as :mod:`bayesrank.dml`).
+    of their values (for readers of other record layouts, such as :mod:`bayesrank.gars.dml`).
 
     The file is opened and its columns checked by the same rules as :func:`read`'s (no
     patterns, duplicate or case-colliding columns and keys refused); CSV values are text,
@@ -553,3 +553,9 @@ def _json_object_frame(content: Mapping, source: str) -> pd.DataFrame | None:
         f"{source} holds a JSON object with keys {sorted(content)[:6]}; expected a count table "
         f"(keys 'models', 'X', 'Y'), a list of records, or one record per line (JSONL)."
     )
+
+
+__all__ = [
+    "FORMATS", "MAX_DOCUMENT_BYTES", "STDIN", "Source", "opened", "parse_json", "read", "read_count_table",
+    "read_frame"
+]

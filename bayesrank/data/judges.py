@@ -46,3 +46,6 @@ def standardized_log_length(lengths) -> np.ndarray:
     if not np.isfinite(sd) or sd == 0:
         raise DataError("the covariate is constant: its effect is not identified (it needs two distinct values).")
     return (ell - ell.mean()) / sd
+
+
+__all__ = ["DUPLICATE_AGREEMENT", "DUPLICATE_MIN_SHARED", "near_duplicate_judges", "standardized_log_length"]

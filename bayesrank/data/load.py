@@ -15,13 +15,14 @@ from bayesrank.data.clusters import cluster_columns
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
-from bayesrank.errors import DataError
+from bayesrank.errors import DataError, options_checked
 
 
 #: Libraries whose tables :func:`load` reads as records (through DuckDB).
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 
 
+@options_checked
 def load_dataset(name: str, *, both_bad_as_ties: bool | None = None, cluster: Sequence[str] | str = ()) -> Comparisons:
     """Load a bundled dataset by name.
 
@@ -51,6 +52,7 @@ def load_dataset(name: str, *, both_bad_as_ties: bool | None = None, cluster: Se
     return replace(data, source=name)
 
 
+@options_checked
 def load(
     data, *, format: str | None = None, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
     contrasts: Sequence[str] = (), by: str | None = None, cluster: Sequence[str] | str = (),
@@ -190,3 +192,6 @@ def _local(data: str | Path) -> Path | str | None:
         except OSError:  # too long, a part is a file, no permission: read() says which
             return path
     return None
+
+
+__all__ = ["TABLE_MODULES", "load", "load_dataset"]

@@ -119,3 +119,8 @@ def column_key(name: str) -> str:
     Parquet do not)."""
     return str(name).strip().casefold()
 
+
+__all__ = [
+    "EDGE", "INVISIBLE", "MAX_LISTED", "column_key", "look_alike", "name_warnings", "normalised_sql", "spelled",
+    "stripped_sql"
+]

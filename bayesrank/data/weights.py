@@ -58,3 +58,6 @@ def reweighted(data: Comparisons, weights: np.ndarray) -> Comparisons:
     return replace(data, wins_a=data.wins_a * w, wins_b=data.wins_b * w, ties=data.ties * w,
                    ties_bothbad=data.ties_bothbad * w,
                    clusters=None if data.clusters is None else data.clusters.scaled(w))
+
+
+__all__ = ["MIN_PAIR_COUNT", "inverse_pair_count", "reweighted"]

@@ -16,7 +16,7 @@ the DMLRank paper (Frauen et al.) for labelling probabilities.
 
 Two policies call :func:`square_root_allocation`, so the rule exists once:
 
-* DMLRank's labelling policy (:mod:`bayesrank.dml.design`): x = π_jk(x) ∈ [π_lo, 1];
+* DMLRank's labelling policy (:mod:`bayesrank.gars.dml.design`): x = π_jk(x) ∈ [π_lo, 1];
 * the stages of :func:`bayesrank.design.next_pairs.next_pairs`: x_j = n0_j + n_j, the votes a
   pair j effectively has plus the new ones, with floor n0_j, where the goal's uncertainty is
   locally a_j / (n0_j + n_j).
@@ -124,3 +124,6 @@ def largest_remainders(x, total: int) -> np.ndarray:
         order = np.lexsort((np.arange(x.size), x, x - n))
         n[order[:-left]] -= 1
     return n
+
+
+__all__ = ["largest_remainders", "square_root_allocation"]

@@ -153,3 +153,6 @@ def belief_of(tree, structure: Structure) -> Belief:
         F, S = G[:int(keep.sum())], G[int(keep.sum()):]
     factor = np.concatenate([F, np.zeros((1, F.shape[1])), S])
     return Belief(nat, score, factor, index)
+
+
+__all__ = ["Belief", "NATURAL_MAX", "SMALL_VARIABLE", "belief_of"]

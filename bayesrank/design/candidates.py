@@ -170,3 +170,6 @@ def candidates(structure: Structure, framework, prepared: Comparisons, given: Co
     factors = np.einsum("cpl,cpk->clk", J, root) * np.sqrt(per_vote)[:, None, None]
     return Candidates(table=table, a=cells["item_a"], b=cells["item_b"], rows=rows, factors=factors,
                       probs=probs, per_vote=per_vote)
+
+
+__all__ = ["Candidates", "candidate_cells", "candidates", "vote_shares"]

@@ -151,3 +151,6 @@ def goal_of(name: str, score: np.ndarray, C: np.ndarray, *, k: int | None = None
     keep = var > 0
     i, j = i[keep].astype(np.int64), j[keep].astype(np.int64)
     return Goal(name, i, j, score[i] - score[j], np.sqrt(var[keep]), measure, projector)
+
+
+__all__ = ["GOALS", "Goal", "RHO_MAX", "SCALED_BY_THE_LINK", "goal_of", "scale_identified"]

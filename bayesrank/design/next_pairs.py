@@ -48,7 +48,7 @@ from bayesrank.design.allocation import largest_remainders, square_root_allocati
 from bayesrank.design.belief import Belief, belief_of
 from bayesrank.design.candidates import Candidates, candidates
 from bayesrank.design.goals import GOALS, Goal, goal_of, scale_identified
-from bayesrank.errors import BayesrankError, ModelSpecError
+from bayesrank.errors import BayesrankError, ModelSpecError, options_checked
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import plain
@@ -147,6 +147,7 @@ class NextPairs:
         return "\n".join(lines)
 
 
+@options_checked
 def next_pairs(fit, budget: int, goal: str = "ranks", *, k: int | None = None, model: str | None = None,
                judges=None, level: float = 0.95, random_seed: int = 0) -> NextPairs:
     """The battles to run next: ``budget`` votes spread over pairs to settle ``goal`` fastest.
@@ -417,3 +418,5 @@ def _check_judges(judges, prepared) -> list[int] | None:
                              if unknown else "judges= names no judge; give at least one of the fit's judges.")
     return sorted({prepared.judges.index(j) for j in names})
 
+
+__all__ = ["NextPairs", "PROJECTION_DRAWS", "Plan", "SETTLED", "STAGES", "UNSERVED", "allocate", "next_pairs"]

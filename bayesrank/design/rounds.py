@@ -2,7 +2,7 @@
 
 A simulated arena has true scores (and a true Davidson tie parameter, or none for
 Bradley–Terry); votes are drawn from the model's own outcome probabilities
-(:func:`bayesrank.simulate.outcomes`, NumPy, independent of the package's likelihood). Every
+(:func:`bayesrank.data.simulate.outcomes`, NumPy, independent of the package's likelihood). Every
 round spends the same budget of votes under one of the :data:`POLICIES`:
 
 ``next-pairs``
@@ -35,7 +35,7 @@ from bayesrank.design.next_pairs import next_pairs
 from bayesrank.errors import BayesrankError
 from bayesrank.model.framework import Framework
 from bayesrank.results.fit import fit as fit_model
-from bayesrank.simulate import item_names, outcomes
+from bayesrank.data.simulate import item_names, outcomes
 
 #: The policies :func:`simulate_rounds` compares.
 POLICIES = ("next-pairs", "uniform", "arena")
@@ -155,3 +155,6 @@ def _allocation(policy, fitted, counts, names, a, b, budget, goal, k, rng) -> np
     for x, y, votes in zip(plan.pairs["model_a"], plan.pairs["model_b"], plan.pairs["n"]):
         n[index[(x, y) if (x, y) in index else (y, x)]] += votes
     return n
+
+
+__all__ = ["POLICIES", "WARMUP_REPEATS", "arena_weights", "simulate_rounds"]

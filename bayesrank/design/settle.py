@@ -22,7 +22,7 @@ from bayesrank.design.belief import Belief, belief_of
 from bayesrank.design.candidates import Candidates, candidates
 from bayesrank.design.goals import goal_of, scale_identified
 from bayesrank.design.next_pairs import PROJECTION_DRAWS, allocate
-from bayesrank.errors import BayesrankError
+from bayesrank.errors import BayesrankError, options_checked
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.structure import structure_of
 from bayesrank.results.estimates import NO_INTERVALS, check_level, enough_draws, has_intervals, too_few_draws
@@ -40,6 +40,7 @@ REFINEMENTS = 4
 OPPONENTS = 3
 
 
+@options_checked
 def provisional_rows(fit, level: float = 0.95, *, max_battles: int = MAX_BATTLES, random_seed: int = 0
                      ) -> pd.DataFrame:
     """The provisional rows of a fit's leaderboard and the battles that would settle each.
@@ -154,3 +155,6 @@ def _opponents(own: Candidates, votes: np.ndarray, index: int) -> str:
     per = pd.Series(votes, index=names).groupby(level=0, sort=False).sum()
     per = per[per > 0].sort_values(ascending=False, kind="stable").head(OPPONENTS)
     return ", ".join(f"{name} ({int(n)})" for name, n in per.items())
+
+
+__all__ = ["FIRST_BATCH", "MAX_BATTLES", "OPPONENTS", "REFINEMENTS", "provisional_rows"]

@@ -407,3 +407,10 @@ def jacobian(structure: Structure, theta: np.ndarray, name: str, step: float = 1
     rows = structure.value_rows(np.vstack([theta + E, theta - E]))
     sl, _ = structure.layout()[name]
     return ((rows[:theta.size, sl] - rows[theta.size:, sl]) / (2 * step)).T
+
+
+__all__ = [
+    "AffineDraws", "CHUNK", "COLUMN_CHUNK", "LAZY_FACTOR_MAX", "LazyDraws", "MappedDraws", "STEP", "affine_blocks",
+    "chained", "covariance_factor", "delta_method", "draws", "jacobian", "linear_covariances", "linear_variances",
+    "moved_by", "replicates"
+]

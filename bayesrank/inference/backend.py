@@ -28,7 +28,7 @@ from functools import cache
 
 from threadpoolctl import ThreadpoolController
 
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 
 pytensor = lazy_module("pytensor")
 

@@ -442,3 +442,9 @@ def _sentence(found: dict, data: Comparisons) -> str:
 def _names(group: list[str]) -> str:
     shown = ", ".join(f"'{g}'" for g in group[:_LISTED])
     return shown + (f" (+{len(group) - _LISTED} more)" if len(group) > _LISTED else "")
+
+
+__all__ = [
+    "DESCRIBE", "SCORES", "TOLERANCE", "check_existence", "locked", "locked_cells_identify", "recession",
+    "separated_judges", "stiemke_certificate"
+]

@@ -29,7 +29,7 @@ import os
 import numpy as np
 import xarray as xr
 
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 
 jax = lazy_module("jax")
 numpyro_infer = lazy_module("numpyro.infer")

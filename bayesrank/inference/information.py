@@ -662,3 +662,11 @@ def outcome_jacobian(structure: Structure, theta: np.ndarray, cells: dict) -> tu
         along = grad_nat[:, :, rows].reshape(n * 3, -1).T        # (rows, n · 3): Bᵀ on its columns
         out[:, :, cols] += block.transpose_times(along).T.reshape(n, 3, -1)
     return probs, probs[:, :, None] * out
+
+
+__all__ = [
+    "CellDerivatives", "DENSE_EIGEN_MAX", "DENSE_NATURAL_MAX", "FACTORED_FROM", "INFORMATION", "LANCZOS_SEED",
+    "ROW_CHUNK", "SINGULAR", "Units", "cell_matrix", "cholesky_inverse", "extreme_eigenvalues", "fisher_weights",
+    "gradient", "information", "information_operator", "inverse_factor", "lanczos_largest", "largest_eigenvalue",
+    "outcome_jacobian", "separate_blocks", "symmetrised", "unit_effects"
+]

@@ -29,7 +29,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.linalg import blas, cholesky, eigh
 
-from bayesrank import progress
+from bayesrank.runtime import progress
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.information import Units, information
@@ -217,3 +217,9 @@ def refits(bound: Bound, theta: np.ndarray, resamples, n_boot: int, maxiter: int
             kept.append(end.theta)
     thetas = np.array(kept).reshape(len(kept), theta.size)
     return thetas, {"n_boot": int(n_boot), "n_failed": int(failed), "iterations": int(iterations)}
+
+
+__all__ = [
+    "BOOTSTRAP_CHUNK", "BOOTSTRAP_TOL", "DESCRIPTIONS", "bootstrap", "comparison_meat", "comparison_units", "refits",
+    "sandwich", "sandwich_factor"
+]

@@ -229,3 +229,6 @@ def predictor_kernel(predictor: Predictor, shapes: Mapping[str, tuple], cell_ndi
         Dimensions and dtypes of the per-cell data arrays (``item_a``, ``first``, …).
     """
     return PredictorKernel(predictor, shapes, cell_ndims, cell_dtypes)
+
+
+__all__ = ["LinkKernel", "PredictorKernel", "link_kernel", "predictor_kernel"]

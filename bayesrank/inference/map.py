@@ -69,6 +69,7 @@ from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
 from bayesrank.inference.warm import starting_theta
 from bayesrank.model.framework import INTERVALS, Framework
+from bayesrank.model.links import TIE_LINKS
 
 #: The KKT tolerance: an end point is stationary when the largest entry of the gradient of the
 #: log-likelihood per comparison is below this.
@@ -98,7 +99,7 @@ def fit_map(
     *,
     intervals: str | None = None,
     information: str | None = None,
-    n_draws: int = 1000,
+    draws: int = 1000,
     n_boot: int = 1000,
     reweight: bool = False,
     restarts: int = 0,
@@ -122,7 +123,7 @@ def fit_map(
         Information matrix inverted for Wald intervals (default: the framework's
         ``default_information`` — observed for the paired models, the plug-in expected
         information with the empirical design for the judge-aware models, as in their paper).
-    n_draws : int
+    draws : int
         Draws from the asymptotic normal (rank intervals, probabilities of orderings); with
         ``intervals="bootstrap"`` the draws are the bootstrap replicates instead.
     n_boot : int
@@ -166,12 +167,12 @@ def fit_map(
     else:
         names = cluster_names(data, cluster)
     intervals = intervals or ("sandwich" if reweight or names else framework.default_intervals)
-    _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter)
+    _check_options(framework, kind, intervals, draws, n_boot, restarts, random_seed, maxiter)
     if intervals == "bootstrap" and len(names) > 1:
         raise ModelSpecError(f"the cluster bootstrap resamples the clusters of one column, not two ({', '.join(names)}):"
                              f" pass cluster={names[0]!r}, or intervals='sandwich' for two-way clustering.")
     with one_thread():
-        return _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restarts, random_seed,
+        return _fit_map(framework, data, kind, intervals, draws, n_boot, reweight, restarts, random_seed,
                         maxiter, init, names)
 
 
@@ -185,7 +186,7 @@ def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random
     if intervals not in INTERVALS:
         raise ModelSpecError(f"intervals must be one of {', '.join(INTERVALS)}, got {intervals!r}.")
     if not count(n_draws, 1):
-        raise ModelSpecError(f"n_draws must be an integer of at least 1, got {n_draws!r}.")
+        raise ModelSpecError(f"draws must be an integer of at least 1, got {n_draws!r}.")
     if intervals == "bootstrap" and not count(n_boot, 2):
         raise ModelSpecError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
     if not count(restarts, 0):
@@ -216,7 +217,7 @@ def _fit_map(framework, data, kind, intervals, n_draws, n_boot, reweight, restar
     if weights is not None:
         prepared = reweighted(prepared, weights)
     notes = statistical_warnings(prepared)
-    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
+    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) in TIE_LINKS)
     notes += judge_notes
     clusters = prepared_clusters(framework.label, prepared, names) if intervals in ("sandwich", "bootstrap") else None
     notes += cluster_notes(clusters, names, intervals)

@@ -522,3 +522,9 @@ class NaturalMap:
             if name in values:
                 theta[cols] = self._least_squares(k, np.ravel(values[name]) - self.constant[rows])
         return theta
+
+
+__all__ = [
+    "DENSE_FILL", "NaturalMap", "PSEUDO_INVERSE_MAX", "ROUNDING", "ROW_CHUNK", "SPARSE_DENSITY", "SPARSE_FROM",
+    "SparsePlusRankOne", "UNIT_STEPS"
+]

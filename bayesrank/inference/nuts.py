@@ -19,7 +19,7 @@ from importlib.util import find_spec
 import numpy as np
 import xarray as xr
 
-from bayesrank import progress
+from bayesrank.runtime import progress
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
@@ -28,10 +28,11 @@ from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.tree import assemble
 from bayesrank.inference.warm import MASS_DRAWS, WarmStart, whitened_starts
 from bayesrank.inference.whiten import WHITE, Whitening, posterior_of, whitened_model, whitening
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED, STYLE, Framework
+from bayesrank.model.links import TIE_LINKS
 
-# imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.lazy)
+# imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.runtime.lazy)
 az = lazy_module("arviz")
 pm = lazy_module("pymc")
 quadpotential = lazy_module("pymc.step_methods.hmc.quadpotential")
@@ -90,7 +91,7 @@ def fit_nuts(
         correlated.
     progressbar : bool, optional
         Show the sampler's progress bar (PyMC's and nutpie's own, numpyro's tqdm bars); default:
-        as :func:`bayesrank.progress.enabled` decides (the CLI's setting, else whether standard
+        as :func:`bayesrank.runtime.progress.enabled` decides (the CLI's setting, else whether standard
         error is a terminal).
     whiten : bool
         Sample in coordinates whitened by the maximum-likelihood fit, θ = θ̂ + L z with
@@ -128,7 +129,7 @@ def fit_nuts(
     prepared = framework.prepare(data)
     # with proper priors an infinite MLE is not a problem for the posterior
     notes = [w for w in statistical_warnings(prepared) if "maximum-likelihood" not in w]
-    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) == "davidson")
+    judge_notes, near_duplicates = judge_warnings(data, getattr(framework, "ties", None) in TIE_LINKS)
     notes += judge_notes + independence_notes(framework, data)
     model, _ = framework.build(prepared, prior="weak")
     progressbar = progress.enabled(progressbar)
@@ -454,3 +455,10 @@ def sampling_warnings(diag: dict) -> list[str]:
             "imprecise; draw more samples."
         )
     return out
+
+
+__all__ = [
+    "DRAW_CHUNK", "MAX_WHITE_TREE_DEPTH", "SAMPLERS", "default_sampler", "fit_nuts", "independence_notes",
+    "nutpie_backend", "posterior_probabilities", "sampling_diagnostics", "sampling_warnings", "white_tree_depth",
+    "whitened_nuts_options"
+]

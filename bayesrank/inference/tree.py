@@ -143,3 +143,6 @@ def plain(x):
     if x is pd.NA:
         return None
     return x
+
+
+__all__ = ["RECORDED_VERSIONS", "assemble", "cell_groups", "coords_of", "plain", "variable_dims", "versions"]

@@ -32,7 +32,7 @@ from bayesrank.inference.optimize import MAXITER, maximise
 from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import coords_of, variable_dims
 from bayesrank.inference.warm import starting_theta
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Framework
 
 pm = lazy_module("pymc")
@@ -154,3 +154,6 @@ def posterior_of(draws: xr.Dataset, white: Whitening, framework: Framework, prep
         out[v.name] = xr.DataArray(rows[:, sl].reshape(chains, n_draws, *shape), dims=("chain", "draw", *dims),
                                    coords={d: coords[d] for d in dims if d in coords})
     return xr.Dataset(out, coords={"chain": draws["chain"], "draw": draws["draw"]}, attrs=draws.attrs)
+
+
+__all__ = ["WHITE", "Whitening", "posterior_of", "whitened_model", "whitening"]

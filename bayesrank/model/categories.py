@@ -28,7 +28,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import (
     AS_OBSERVED,
     TIES_AS_HALVES,
@@ -40,12 +40,13 @@ from bayesrank.model.framework import (
     style_variables,
     with_style,
 )
+from bayesrank.model.links import TIE_LINKS, TIE_OPTIONS, link_of
 from bayesrank.model.structures import free_real, zero_sum_scores
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
 
-TIES = ("half", "drop", "davidson")
+TIES = TIE_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,15 @@ class ByCategory(Framework):
 
     Parameters
     ----------
-    ties : {"half", "drop", "davidson"}
+    ties : {"half", "drop", "davidson", "rao-kupper"}
         Ties as half wins (Chatbot Arena), dropped, or a Davidson tie outcome with one
         global tie parameter.
     priors : CategoryPriors
     """
 
     ties: str = field(default="half", metadata={"choices": TIES, "help": (
-        "half: a tie is half a win for each side; drop: ties are ignored; davidson: a Davidson tie outcome")})
+        "half: a tie is half a win for each side; drop: ties are ignored; davidson / rao-kupper: ties "
+        "modelled by that link")})
     priors: CategoryPriors = field(default_factory=CategoryPriors, kw_only=True)
 
     name = "by-category"
@@ -99,7 +101,7 @@ class ByCategory(Framework):
 
     @property
     def link(self) -> str:
-        return "davidson" if self.ties == "davidson" else "bt"
+        return link_of(self.ties)
 
     def outcome_map(self):
         return {"half": TIES_AS_HALVES, "drop": TIES_DROPPED}.get(self.ties, AS_OBSERVED)
@@ -108,7 +110,7 @@ class ByCategory(Framework):
         if data.judge is None or data.n_judges < 2:
             raise DataError("the per-category model needs records grouped by a category with at least two "
                             "values: load(..., by=COLUMN) (CLI: --by COLUMN).")
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             if data.ties.sum() == 0:
                 raise DataError("the data have no ties: use ties='half' or ties='drop'.")
             return data
@@ -130,7 +132,7 @@ class ByCategory(Framework):
         else:
             offset = pm.ZeroSumNormal("category_offset", sigma=1.0, dims=("category", "item"))
         pm.Deterministic("category_score", mu[None, :] + spread * offset, dims=("category", "item"))
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             free_real("eta_raw", prior, self.priors.tie)
         style_variables(data, prior, self.priors.score)
 
@@ -138,15 +140,18 @@ class ByCategory(Framework):
         inputs = {"score_a": Local("score", "item_a"), "score_b": Local("score", "item_b"),
                   "spread": Local("spread"), "offset": Local("category_offset", "judge_index")}
         out = {"d": with_style(Predictor(inputs, _category_difference), data)}
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             out["h"] = Predictor({"eta": Local("eta_raw")}, lambda u, cells: u["eta"], linear=True)
         return out
 
     def reported(self):
         names = ["score", "spread", "category_score"]
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             names.append("eta_raw")
         return tuple(names)
 
     def initial_values(self, data):
         return {"spread": np.array(1.0)}
+
+
+__all__ = ["ByCategory", "CategoryPriors", "TIES"]

@@ -48,7 +48,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Framework, Local, Predictor, Priors
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 from bayesrank.model.structures import free_real
@@ -216,7 +216,7 @@ class Dynamic(Framework):
     --------
     >>> import bayesrank as br
     >>> import numpy as np
-    >>> from bayesrank.simulate import arena_over_time
+    >>> from bayesrank.data.simulate import arena_over_time
     >>> arena = arena_over_time(6, 6, 2000, np.random.default_rng(1), change_share=0.3)
     >>> arena.changes.round(2)
       name      period  size
@@ -259,6 +259,10 @@ class Dynamic(Framework):
     @property
     def scale_note(self) -> str:
         return self.base.scale_note + "; scores per period, centred in every period"
+
+    @property
+    def score_meaning(self) -> str:
+        return self.base.score_meaning
 
     def outcome_map(self) -> np.ndarray:
         return self.base.outcome_map()
@@ -352,3 +356,9 @@ class Dynamic(Framework):
 def _grid(mask: bytes, m: int, T: int) -> Grid:
     """:func:`grid_of` of an activity mask given as bytes (kept for the few data sets of a session)."""
     return grid_of(np.frombuffer(mask, dtype=bool).reshape(m, T))
+
+
+__all__ = [
+    "BASES", "CHANGE", "CHANGE_SIZE", "Dynamic", "Grid", "JUMP", "PATH", "TimePriors", "activity",
+    "change_probability", "grid_of", "pooled"
+]

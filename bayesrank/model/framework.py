@@ -27,7 +27,7 @@ from functools import cached_property
 import numpy as np
 
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.links import cell_loglik, log_probs
 from bayesrank.model.structures import free_real
 
@@ -203,6 +203,9 @@ class Framework:
 
     #: what one unit of the score means, shown beside Elo-scale leaderboards
     scale_note = "score difference d: P(a beats b) = σ(d); 400 Elo points = odds 10:1"
+
+    #: what the ``score`` column of a leaderboard is, in the words of its header
+    score_meaning = "logit scale"
 
     #: MAP (flat priors = MLE) is available; frameworks whose hierarchy needs its prior are NUTS-only
     map_supported = True
@@ -456,3 +459,10 @@ def with_style(predictor: Predictor, data, by: str | None = None) -> Predictor:
         return inner(u, cells) + style_term(u, cells)
 
     return Predictor({**predictor.inputs, "style": Local(STYLE, by)}, styled, predictor.linear, predictor.constants)
+
+
+__all__ = [
+    "AS_OBSERVED", "CELL_DATA", "Findings", "Framework", "INTERVALS", "Local", "OBSERVED", "Predictor", "Priors",
+    "SCORE_PAIR", "STYLE", "TIES_AS_HALVES", "TIES_DROPPED", "cell_data", "gather", "score_difference", "style_term",
+    "style_variables", "with_style"
+]

@@ -48,8 +48,9 @@ inverse on that tangent space). The factors U, V
 (:func:`canonical`), identified only when the singular strengths d_j are distinct.
 
 Ties and position bias reuse the judge-aware pieces (:class:`~bayesrank.model.judge_aware.JudgeAware`):
-``half`` (the paper's: a tie is half a win for each side), ``drop``, ``davidson`` (a tie
-parameter η_k per judge), and ``position_bias`` (δ_k per judge).
+``half`` (the paper's: a tie is half a win for each side), ``drop``, ``davidson`` or
+``rao-kupper`` (that link, with a tie parameter η_k per judge), and ``position_bias`` (δ_k per
+judge).
 
 Priors for NUTS (:class:`HJAPriors`): ZeroSumNormal(``score``) on each column of the item
 factors, Normal(e₁, ``loading``) on each judge's factor loadings (a priori every judge loads on
@@ -82,9 +83,10 @@ from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Findings, Local
 from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
+from bayesrank.model.links import TIE_LINKS
 from bayesrank.model.structures import empirical_scores, free_real, zero_sum_scores
 
 pm = lazy_module("pymc")
@@ -272,8 +274,8 @@ class HJA(JudgeAware):
     rank : int
         r, the rank of the disagreement UVᵀ: 0 (the signed judge-aware model) to
         min(K − 1, N − 2). The CLI's ``--rank auto`` chooses it by cross-validation
-        (:func:`bayesrank.selection.select_rank`).
-    ties : {"half", "drop", "davidson"}
+        (:func:`bayesrank.evaluation.selection.select_rank`).
+    ties : {"half", "drop", "davidson", "rao-kupper"}
         As :class:`~bayesrank.model.judge_aware.JudgeAware` (``"half"``: the paper's).
     position_bias : bool
         A per-judge intercept δ_k for the answer shown first.
@@ -292,10 +294,11 @@ class HJA(JudgeAware):
         "'auto' chooses it by 5-fold cross-validation"), "auto": "cv"})
     ties: str = field(default="half", metadata={"choices": TIE_HANDLING, "help": (
         "half: a tie is half a win for each side (the paper's); drop: ties are ignored; "
-        "davidson: a Davidson tie model with a tie parameter per judge")})
+        "davidson / rao-kupper: ties modelled by that link, with a tie parameter per judge")})
     priors: HJAPriors = field(default_factory=HJAPriors, kw_only=True)
 
     name = "hja"
+    score_meaning = "consensus μ (the judges' average scores, logit scale)"
     discrimination = "signed"
     #: the paper's intervals use the plug-in (expected) Fisher information, eq. (10)
     default_information = "expected"
@@ -451,7 +454,7 @@ class HJA(JudgeAware):
         if sig[-1] <= 2 * sd[-1]:
             out.warnings.append(
                 f"the weakest disagreement component ({self.rank}) cannot be told from zero (σ = {sig[-1]:.3f}, "
-                f"sd {sd[-1]:.3f}): the rank is probably too high (choose it with bayesrank.selection.select_rank)"
+                f"sd {sd[-1]:.3f}): the rank is probably too high (choose it with bayesrank.evaluation.selection.select_rank)"
             )
         return out
 
@@ -459,6 +462,12 @@ class HJA(JudgeAware):
         names = ["score", "gamma", "leverage", "relative_leverage", "judge_score", "disagreement"]
         if self.position_bias:
             names.append("delta")
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             names.append("eta")
         return tuple(names)
+
+
+__all__ = [
+    "Canonical", "DISTINCT_CHI2", "HJA", "HJAPriors", "ZERO", "balanced_factors", "canonical", "consensus_split",
+    "judge_components", "judge_empirical_scores", "leverage", "max_rank", "zero_test"
+]

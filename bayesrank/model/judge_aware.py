@@ -34,7 +34,14 @@ Ties:
     ties are removed (paper App. F.4);
 ``davidson``
     Davidson link with judge-specific discrimination and a per-judge tie parameter η_k:
-    P(a) : P(b) : P(tie) = e^{d/2} : e^{−d/2} : e^{η_k}, d = γ_k(s_a − s_b) [+ δ_k x].
+    P(a) : P(b) : P(tie) = e^{d/2} : e^{−d/2} : e^{η_k}, d = γ_k(s_a − s_b) [+ δ_k x];
+``rao-kupper``
+    Rao–Kupper link with a per-judge threshold η_k = softplus(eta_k) ≥ 0:
+    P(a) = σ(d − η_k), P(b) = σ(−d − η_k), P(tie) = 1 − P(a) − P(b).
+
+The four options are the same for every framework not named after its link
+(:data:`~bayesrank.model.links.TIE_OPTIONS`): the paired models are the classes
+``BradleyTerry`` / ``Davidson`` / ``RaoKupper`` of the same links.
 
 Position bias (``position_bias=True``) adds a per-judge intercept δ_k on the shown-first
 item (ours; the paper has none). The data must then carry ``first``.
@@ -64,7 +71,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import (
     AS_OBSERVED,
     SCORE_PAIR,
@@ -79,12 +86,13 @@ from bayesrank.model.framework import (
     with_style,
 )
 from bayesrank.model import weak
+from bayesrank.model.links import TIE_LINKS, TIE_OPTIONS, link_of
 from bayesrank.model.structures import free_real, zero_sum_scores
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
 
 
-TIE_HANDLING = ("half", "drop", "davidson")
+TIE_HANDLING = TIE_OPTIONS
 
 #: γ̂_k below this (with Σ log γ = 0) is treated as "driven to zero" by the optimizer.
 GAMMA_FLOOR = 1e-3
@@ -129,7 +137,7 @@ class JudgeAware(Framework):
 
     Parameters
     ----------
-    ties : {"half", "drop", "davidson"}
+    ties : {"half", "drop", "davidson", "rao-kupper"}
         Tie handling (module docstring). ``"half"`` is the paper's convention.
     position_bias : bool
         Add a per-judge position intercept δ_k (x = +1 when item a was shown first, −1
@@ -146,7 +154,7 @@ class JudgeAware(Framework):
 
     ties: str = field(default="half", metadata={"choices": TIE_HANDLING, "help": (
         "half: a tie is half a win for each side (the paper's); drop: ties are ignored; "
-        "davidson: a Davidson tie model with a tie parameter per judge")})
+        "davidson / rao-kupper: ties modelled by that link, with a tie parameter per judge")})
     position_bias: bool = field(default=False, metadata={
         "help": "a per-judge intercept for the answer shown first (needs the position of each record)"})
     priors: JudgePriors = field(default_factory=JudgePriors, kw_only=True)
@@ -167,7 +175,7 @@ class JudgeAware(Framework):
 
     @property
     def link(self) -> str:
-        return "davidson" if self.ties == "davidson" else "bt"
+        return link_of(self.ties)
 
     # ------------------------------------------------------------------ data
     def prepare(self, data: Comparisons) -> Comparisons:
@@ -177,7 +185,7 @@ class JudgeAware(Framework):
         ------
         DataError
             No judge column (judge-aware), a single judge, a judge without comparisons, no
-            ``first`` column with ``position_bias``, or no ties with ``ties="davidson"``.
+            ``first`` column with ``position_bias``, or no ties with ``ties="davidson"`` or ``"rao-kupper"``.
         """
         if self.discrimination is not None:
             if data.judge is None:
@@ -202,9 +210,9 @@ class JudgeAware(Framework):
                 "position_bias=True needs which item was shown first (column 'first'); "
                 "the data have no position information."
             )
-        if self.ties == "davidson" and data.ties.sum() == 0:
+        if self.ties in TIE_LINKS and data.ties.sum() == 0:
             raise DataError(
-                "the data have no ties, so the Davidson tie parameters are not estimable; "
+                f"the data have no ties, so the {self.ties} tie parameters are not estimable; "
                 "use ties='half' or ties='drop'."
             )
         return self.tie_convention(data)
@@ -232,7 +240,7 @@ class JudgeAware(Framework):
         dims, _ = self._per_judge(data)
         if self.position_bias:
             free_real("delta", prior, self.priors.position, **dims)
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             free_real("eta", prior, self.priors.tie, **dims)
         # style control: each judge has its own style bias (LLM judges differ in verbosity bias)
         style_variables(data, prior, self.priors.score, self._per_judge(data)[1])
@@ -282,7 +290,7 @@ class JudgeAware(Framework):
             return d + _position(u, cells) if "delta" in u else d
 
         out = {"d": with_style(Predictor(inputs, linear_predictor, linear=self.discrimination is None), data, by)}
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             out["h"] = Predictor({"eta": Local("eta", by)}, lambda u, cells: u["eta"], linear=True)
         return out
 
@@ -297,7 +305,7 @@ class JudgeAware(Framework):
             names.append("gamma")
         if self.position_bias:
             names.append("delta")
-        if self.ties == "davidson":
+        if self.ties in TIE_LINKS:
             names.append("eta")
         return tuple(names)
 
@@ -539,3 +547,9 @@ def judge_existence(judges, gamma, signed, gamma_floor: float = GAMMA_FLOOR) -> 
             "carry almost no information and make the information matrix ill-conditioned"
         )
     return out
+
+
+__all__ = [
+    "BTL", "GAMMA_FLOOR", "JudgeAware", "JudgeAwareCovariate", "JudgePriors", "SignedJudgeAware", "TIE_HANDLING",
+    "judge_existence"
+]

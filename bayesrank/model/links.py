@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 
 pt = lazy_module("pytensor.tensor")
 
@@ -64,6 +64,20 @@ RECESSION = {
 #: affine in the free coordinates, a cell log-likelihood (non-negative counts times these) is then
 #: concave in them, and Newton's method can start anywhere (:mod:`bayesrank.inference.optimize`).
 LOG_CONCAVE = ("bt", "davidson")
+
+#: The ``ties`` option of the frameworks not named after their link (judge-aware, HJA, per-category):
+#: ``half`` and ``drop`` feed ties to the Bradley–Terry link as half a win each or not at all;
+#: ``davidson`` and ``rao-kupper`` model them with that link, as the paired classes
+#: :class:`~bayesrank.model.paired.Davidson` and :class:`~bayesrank.model.paired.RaoKupper` do.
+TIE_OPTIONS = ("half", "drop", "davidson", "rao-kupper")
+#: The tie options that are links of their own (a tie parameter is estimated).
+TIE_LINKS = ("davidson", "rao-kupper")
+
+
+def link_of(ties: str) -> str:
+    """The outcome link of a ``ties`` option (:data:`TIE_OPTIONS`)."""
+    return ties if ties in TIE_LINKS else "bt"
+
 
 #: floor of the paper-form Rao–Kupper threshold (leaderbot clips |h| at 0.01)
 ABS_FLOOR = 0.01
@@ -143,3 +157,9 @@ def cell_loglik(counts, logp):
     column of zeros meets log P(tie) = −∞).
     """
     return pt.sum(pt.switch(pt.gt(counts, 0), counts * logp, 0.0), axis=-1)
+
+
+__all__ = [
+    "ABS_FLOOR", "LINKS", "LOG_CONCAVE", "PREDICTORS", "RECESSION", "TIE_LINKS", "TIE_OPTIONS", "cell_loglik",
+    "link_of", "log_probs", "log_tie_odds", "tie_threshold"
+]

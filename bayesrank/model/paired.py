@@ -37,7 +37,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.links import LOG_CONCAVE
 from bayesrank.model.framework import (
     SCORE_PAIR,
@@ -261,6 +261,10 @@ class _Thurstonian:
 
     def findings(self, data, point, draws):
         return _thurstonian_findings(self, data, point)
+
+    @property
+    def score_meaning(self) -> str:
+        return "logit scale" if self.k_cov is None else "Thurstonian mean μ (scale: trace(PΣP) = 1)"
 
 
 @dataclass(frozen=True)
@@ -620,3 +624,6 @@ class Davidson(_TieFramework):
             return THURSTONIAN_NOTE
         return ("Davidson: P(a wins)/P(b wins) = e^d, so 400 points = odds 10:1 of a win against a loss, ties "
                 "apart; not the Bradley–Terry ties-as-halves Elo scale (a tie there pulls both sides together)")
+
+
+__all__ = ["BradleyTerry", "COINCIDE", "Davidson", "K_COV_HELP", "RUNAWAY", "RaoKupper", "TAIL", "THURSTONIAN_NOTE"]

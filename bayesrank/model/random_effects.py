@@ -43,7 +43,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Framework, Local, Predictor, Priors
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 from bayesrank.model.structures import zero_sum_scores
@@ -142,6 +142,10 @@ class RandomEffects(Framework):
     @property
     def scale_note(self) -> str:
         return f"population scores of {self.base.label}; {self.base.scale_note}"
+
+    @property
+    def score_meaning(self) -> str:
+        return self.base.score_meaning
 
     def options(self) -> dict:
         return {"base": self.base.spec(), "cluster": self.cluster, "spread": self.spread}

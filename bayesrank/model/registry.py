@@ -1,6 +1,10 @@
-"""The frameworks by name (CLI ``--model`` and saved fits) and their reconstruction from a spec."""
+"""The frameworks by name (CLI ``--model`` and saved fits) and their reconstruction from a spec:
+a dict (:func:`framework_from_spec`, saved fits) or its text form (:func:`framework_from_text`, the CLI)."""
 
 from __future__ import annotations
+
+import dataclasses
+import typing
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.model.categories import ByCategory
@@ -42,3 +46,56 @@ def framework_from_spec(spec: dict) -> Framework:
         return cls(**spec, priors=priors)
     except TypeError as err:
         raise ModelSpecError(f"invalid options for {name}: {err}.") from None
+
+
+def framework_from_text(text: str) -> Framework:
+    """A framework from ``name[:option=value,...]``, the text form of a spec the CLI takes
+    (``davidson:k_tie=1,tie_intercept=true``; ``random-effects:base=davidson``): options are the
+    framework's fields, values parsed by their type.
+
+    Raises
+    ------
+    ModelSpecError
+        An unknown framework, an option it does not have, or a value of the wrong kind (named).
+    """
+    name, _, rest = text.partition(":")
+    if name not in FRAMEWORKS:
+        raise ModelSpecError(f"unknown model {name!r} in {text!r}; known: {', '.join(FRAMEWORKS)}.")
+    cls = FRAMEWORKS[name]
+    hints = typing.get_type_hints(cls)
+    own = {f.name for f in dataclasses.fields(cls)} - {"priors"}
+    options = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or key not in own:
+            raise ModelSpecError(f"{item!r} in {text!r} is not an option=value of {name} "
+                                 f"(its options: {', '.join(sorted(own)) or 'none'}).")
+        options[key] = _parse_value(value.strip(), hints[key], item)
+    return cls(**options)
+
+
+def _parse_value(text: str, hint, item: str):
+    """``text`` as the type ``hint`` of a framework's field says (``item`` names it in errors)."""
+    if text.lower() in ("none", "null") and type(None) in typing.get_args(hint):
+        return None
+    if isinstance(hint, type) and issubclass(hint, Framework):   # the base of random effects
+        return framework_from_text(text)
+    if hint is bool:
+        if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise ModelSpecError(f"{item!r}: expected true or false.")
+        return text.lower() in ("true", "1", "yes")
+    if hint is int or int in typing.get_args(hint):
+        try:
+            return int(text)
+        except ValueError:
+            raise ModelSpecError(f"{item!r}: expected a whole number.") from None
+    if hint is float or float in typing.get_args(hint):
+        try:
+            return float(text)
+        except ValueError:
+            raise ModelSpecError(f"{item!r}: expected a number.") from None
+    return text
+
+
+__all__ = ["FRAMEWORKS", "framework_from_spec", "framework_from_text"]

@@ -28,7 +28,7 @@ import pandas as pd
 
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.errors import DataError
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 
@@ -158,3 +158,8 @@ def multinomial_covariance(mu: np.ndarray) -> np.ndarray:
     ``(..., C, C)`` for ``mu`` of shape ``(..., C)``."""
     mu = np.asarray(mu, dtype=float)
     return mu[..., :, None] * np.eye(mu.shape[-1]) - mu[..., :, None] * mu[..., None, :]
+
+
+__all__ = [
+    "CATEGORIES", "PairCounts", "multinomial_covariance", "pair_counts", "posterior_concentration", "saturated_model"
+]

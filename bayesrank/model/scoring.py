@@ -42,3 +42,6 @@ def scheme_of(scheme: str | Scheme) -> Scheme:
     if scheme not in SCHEMES:
         raise BayesrankError(f"unknown tie weights {scheme!r}; use one of {', '.join(SCHEMES)}.")
     return SCHEMES[scheme]
+
+
+__all__ = ["SCHEMES", "SCORES", "Scheme", "scheme_of"]

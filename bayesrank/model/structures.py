@@ -23,7 +23,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
-from bayesrank.lazy import lazy_module
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -527,3 +527,11 @@ def dispersion_matrix(d: np.ndarray, loading: np.ndarray | None) -> np.ndarray:
         S = S + sq[:, None] + sq[None, :] - 2 * L @ L.T
     np.fill_diagonal(S, 0.0)
     return S
+
+
+__all__ = [
+    "DENSE_START_MAX", "KEPT_GRAPHS", "RANK_TOL", "TIE_COORDINATES", "dct_iv_basis", "dispersion_matrix",
+    "empirical_scores", "free_real", "in_row_space", "loading_free_entries", "n_covariance", "n_symmetric",
+    "n_tie_coordinates", "pair_logit_scores", "placed", "threshold_row_space", "thurstonian", "tie_coordinate_basis",
+    "tie_factor_columns", "tie_factors", "tie_threshold_map", "zero_sum_basis", "zero_sum_scores"
+]

@@ -462,3 +462,9 @@ def _remove(paths: Iterable[Path]) -> None:
         with contextlib.suppress(FileNotFoundError, OSError):
             if not stat.S_ISDIR(os.lstat(path).st_mode):
                 os.unlink(path)
+
+
+__all__ = [
+    "Claim", "DEFERRED", "UNREADABLE_LOCK_SECONDS", "claim", "deferred_signals", "forget_signals", "lock_path",
+    "note_signal", "noted_signal", "output_error", "release_reserved", "reserve", "write_files", "write_text"
+]

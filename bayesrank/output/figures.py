@@ -21,3 +21,6 @@ class Figure(_Figure):
         for text in self.findobj(Text):
             text.set_parse_math(False)
         return super().draw(renderer)
+
+
+__all__ = ["Figure"]

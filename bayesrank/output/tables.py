@@ -61,3 +61,6 @@ def write_csv(frame: pd.DataFrame, path: str | Path, overwrite: bool = False, **
     """Write :func:`csv_text` of ``frame`` to ``path`` through the atomic writer
     (:func:`bayesrank.output.atomic.write_files`); returns the replaced files."""
     return write_text(path, csv_text(frame, **kwargs), overwrite)
+
+
+__all__ = ["FORMULA_START", "csv_text", "defused", "write_csv"]

@@ -70,3 +70,6 @@ class TerminalStream(io.TextIOBase):
     @property
     def encoding(self):
         return getattr(self.raw, "encoding", "utf-8")
+
+
+__all__ = ["TerminalStream", "markdown", "one_line", "terminal"]

@@ -54,3 +54,6 @@ def group_leaderboards(tree: xr.DataTree, name: str, dim: str, level: float = 0.
             "rank_upper": np.quantile(ranks, 1 - alpha, axis=0, method="higher").astype(int)[order],
         }))
     return pd.concat(frames, ignore_index=True)
+
+
+__all__ = ["category_leaderboards", "group_leaderboards"]

@@ -113,3 +113,6 @@ def _best_first(table: pd.DataFrame, scale_note: str) -> pd.DataFrame:
     table.insert(0, "rank", rank)
     table.attrs["scale_note"] = scale_note
     return table
+
+
+__all__ = ["ELO_OFFSET", "ELO_SCALE", "Elo", "elo"]

@@ -97,7 +97,7 @@ def too_few_draws(tree: xr.DataTree, level: float = 0.95) -> str | None:
     which = "rank intervals" if interval_kind(tree) == "wald" else "intervals, rank intervals"
     return (f"{which} at {100 * level:g}% are not reported: they come from the fit's {n_draws(tree)} draws, and "
             f"an interval at that level needs at least {min_draws(level)} ({MIN_TAIL_DRAWS} beyond each end); "
-            "fit with more draws (MAP: n_draws / --n-draws; NUTS: draws × chains; bootstrap: n_boot)")
+            "fit with more draws (MAP: draws / --draws; NUTS: draws × chains; bootstrap: n_boot)")
 
 
 def interval_kind(tree: xr.DataTree) -> str:
@@ -196,3 +196,10 @@ def _estimate(tree, name):
 def check_level(level: float) -> None:
     if not 0 < level < 1:
         raise BayesrankError(f"the interval level must be in (0, 1), got {level}.")
+
+
+__all__ = [
+    "MIN_TAIL_DRAWS", "NO_INTERVALS", "check_level", "cluster", "dependence", "draws", "enough_draws",
+    "has_intervals", "interval", "interval_kind", "interval_method", "min_draws", "n_draws", "parameters", "point",
+    "point_kind", "se", "stored_covariance", "too_few_draws"
+]

@@ -31,6 +31,7 @@ from bayesrank.results import update as updates
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
+from bayesrank.results.matches import match_probabilities
 from bayesrank.results.random_effects import RandomEffectsSummary, random_effects
 from bayesrank.results.ranksets import rank_sets, top_set
 from bayesrank.results import trajectories as over_time
@@ -58,7 +59,7 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
         :func:`~bayesrank.inference.dynamic.fit_time` (the jump prior kept, its scales by empirical
         Bayes).
     **kwargs
-        Passed to the method (``n_draws``, ``information``, ``intervals``, ``cluster``;
+        Passed to the method (``draws``, ``information``, ``intervals``, ``cluster``;
         ``draws``, ``tune``, ``chains``, ``random_seed``, ``sampler``, ...). Records given as a
         path or a table are read with the cluster columns that ``cluster=`` and the framework
         (:class:`~bayesrank.model.random_effects.RandomEffects`) name.
@@ -118,8 +119,7 @@ def method_options(method: str, options: dict, methods: Mapping[str, Callable] =
         method that has it), or a value of the wrong kind.
     """
     known = _options_of(method, methods)
-    function = methods[method]
-    where = f"fit(method={method!r}) ({function.__module__}.{function.__name__})"
+    where = f"bayesrank.fit(method={method!r})"
     unknown = [k for k in options if k not in known]
     if unknown:
         elsewhere = {k: m for k in unknown for m in methods if m != method and k in _options_of(m, methods)}
@@ -293,6 +293,19 @@ class Fit:
     def rank_distribution(self) -> pd.DataFrame:
         return leaderboard.rank_distribution(self.tree)
 
+    def rank_probabilities(self, ks=(1, 3, 5, 10)) -> pd.DataFrame:
+        """P(rank ≤ k) of every item, best first (:func:`bayesrank.results.leaderboard.rank_probabilities`)."""
+        return leaderboard.rank_probabilities(self.tree, ks)
+
+    def tie_groups(self, level: float = 0.95) -> pd.DataFrame:
+        """Groups of items the data cannot order at ``level`` (:func:`bayesrank.results.leaderboard.tie_groups`)."""
+        return leaderboard.tie_groups(self.tree, level)
+
+    def match_probabilities(self, top: int | None = None) -> dict[str, pd.DataFrame]:
+        """Outcome probabilities of a match for every ordered pair of the ``top`` items
+        (:func:`bayesrank.results.matches.match_probabilities`)."""
+        return match_probabilities(self.tree, top)
+
     def predicted_rates(self) -> pd.DataFrame:
         return likelihood.predicted_rates(self.tree)
 
@@ -336,6 +349,14 @@ class Fit:
 
     def to_json(self, level: float = 0.95, elo: Elo | None = None) -> dict:
         return summary.to_json(self.tree, level, elo)
+
+    def to_text(self, top: int = 20, level: float = 0.95, elo: Elo | None = None, sections: dict | None = None,
+                styled: pd.DataFrame | None = None) -> str:
+        """The fit as a person reads it in a terminal, as ``bayesrank fit --format table`` prints it
+        (:func:`bayesrank.results.text.fit_text`: ``top`` rows, 0 for all)."""
+        from bayesrank.results.text import fit_text
+
+        return fit_text(self, top, level, elo, sections, styled)
 
     # ------------------------------------------------------------------ updates
     def update(self, new_data, *, framework: Framework | None = None, format: str | None = None,
@@ -381,7 +402,7 @@ class Fit:
         --------
         >>> import numpy as np
         >>> import bayesrank as br
-        >>> from bayesrank.simulate import battles
+        >>> from bayesrank.data.simulate import battles
         >>> rng = np.random.default_rng(0)
         >>> fit = br.fit(br.Davidson(), battles([1.0, 0.5, 0.0], 3000, rng, eta=-1.0))
         >>> updated = fit.update(battles([1.0, 0.5, 0.0], 500, rng, eta=-1.0))
@@ -431,3 +452,6 @@ class Fit:
         state = "converged" if self.converged else "NOT converged"
         return (f"<Fit {self.framework.label} by {self.method} on {self.model_data!r}: "
                 f"nll={self.nll:.5f}, {state}, {len(self.warnings)} warning(s)>")
+
+
+__all__ = ["Fit", "METHODS", "TIME_METHODS", "fit", "method_options"]

@@ -231,3 +231,10 @@ def disagreement_summary(tree: xr.DataTree) -> dict:
         "indistinguishable_pairs": len(indistinguishable_judges(tree)),
     })
     return out
+
+
+__all__ = [
+    "DUPLICATE_CORRELATION", "DUPLICATE_P", "OUTLIER_Z", "disagreement_matrix", "disagreement_summary", "factors",
+    "indistinguishable_judges", "judge_differences", "judge_names", "judge_scores", "judge_table",
+    "leverage_outliers", "near_duplicate_judges"
+]

@@ -56,3 +56,6 @@ def presentation_order(tree: xr.DataTree) -> positions.PresentationOrder | None:
     """How the fit's data ordered the answers and what a position preference does to each
     model's score (:func:`bayesrank.data.positions.presentation_order`); None without positions."""
     return positions.presentation_order(data_of(tree))
+
+
+__all__ = ["judges", "presentation_order", "verdict_shares"]

@@ -276,3 +276,9 @@ def tie_groups(tree: xr.DataTree, level: float = 0.95) -> pd.DataFrame:
             leader, group = i, group + 1
         groups.append(group)
     return pd.DataFrame({"rank": np.arange(1, len(idx) + 1), "name": list(order), "group": groups})
+
+
+__all__ = [
+    "differences", "identified", "items", "leaderboard", "pairwise_contrasts", "rank_distribution", "rank_draws",
+    "rank_intervals", "rank_probabilities", "ranks_of", "scores", "tie_groups", "top_set"
+]

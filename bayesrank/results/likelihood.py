@@ -57,3 +57,6 @@ def predicted_rates(tree: xr.DataTree) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         return pd.DataFrame({"pred_win_rate": win / tot, "pred_tie_rate": tie / tot, "pred_loss_rate": loss / tot},
                             index=pd.Index(d.items, name="name"))
+
+
+__all__ = ["cross_entropies", "loglik", "n_comparisons", "nll", "predicted_rates"]

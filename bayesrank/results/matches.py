@@ -57,3 +57,6 @@ def match_probabilities(tree: xr.DataTree, top: int | None = None) -> dict[str, 
         matrix[~np.eye(m, dtype=bool)] = column
         out[name] = pd.DataFrame(matrix, index=pd.Index(order, name="name"), columns=order)
     return out
+
+
+__all__ = ["match_probabilities"]

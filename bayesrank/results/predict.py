@@ -168,3 +168,6 @@ def cell_log_probs(tree: xr.DataTree, cells) -> np.ndarray:
     probs = posterior_probabilities(framework, data, tree["posterior"].to_dataset(), cells)
     with np.errstate(divide="ignore"):
         return np.log(probs)
+
+
+__all__ = ["MAX_DRAWS", "ROWS_AT_ONCE", "cell_log_probs", "predict"]

@@ -32,3 +32,6 @@ def provisional(rank_lower, rank_upper) -> np.ndarray:
     is the number of rows)."""
     lower, upper = np.asarray(rank_lower), np.asarray(rank_upper)
     return (upper - lower + 1) > max_span(lower.size)
+
+
+__all__ = ["MIN_SPAN", "SPAN_SHARE", "max_span", "provisional"]

@@ -121,3 +121,6 @@ def top_set(tree: xr.DataTree, k: int = 1, level: float = 0.95, random_seed: int
     contains the true top k with probability ≥ ``level`` (best first)."""
     table = rank_sets(tree, level, random_seed)
     return [str(n) for n in table.loc[table["rank_set_lower"] <= k, "name"]]
+
+
+__all__ = ["BLOCK_ENTRIES", "N_SIMULATIONS", "critical_value", "rank_sets", "top_set"]

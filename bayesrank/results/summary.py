@@ -111,3 +111,6 @@ def to_json(tree: xr.DataTree, level: float = 0.95, elo: Elo | None = None) -> d
     if framework.name == "hja":
         out["disagreement"] = disagreement_summary(tree)
     return plain(out)
+
+
+__all__ = ["ITEM_FIELDS", "has_elo", "summary", "to_json", "whole"]

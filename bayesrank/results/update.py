@@ -53,6 +53,8 @@ WARM_TUNE = 100
 RUNNING = {"map": frozenset(), "nuts": frozenset({"tune", "progressbar", "cores"})}
 #: Arguments of a fitting method that are starting points, not options.
 STARTS = ("init", "warm")
+#: Options saved under an earlier name → today's name (fits saved before the API's one vocabulary).
+RENAMED_OPTIONS = {"n_draws": "draws"}
 #: Estimate variables that are not model variables.
 NOT_VARIABLES = ("theta", "theta_cov", "cell_log_probs", "loglik")
 
@@ -79,7 +81,8 @@ def options_of(tree: xr.DataTree) -> dict:
         raise FitFileError("this fit does not record the options it was made with (it was made by fit_map or "
                            "fit_nuts directly, or by an earlier version), so it cannot be updated; fit the data "
                            "once with bayesrank.fit (CLI: bayesrank fit ... --out DIR) and update that fit.")
-    return json.loads(tree.attrs["bayesrank_options"])
+    saved = json.loads(tree.attrs["bayesrank_options"])
+    return {RENAMED_OPTIONS.get(k, k): v for k, v in saved.items()}
 
 
 def lineage_of(tree: xr.DataTree) -> list[dict]:

@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 
 import bayesrank as br
 from bayesrank import plots
-from bayesrank.tiers import cluster_fits, kendall_tau, kernel_pca, mds, rank_table, tiers
+from bayesrank.analysis.tiers import cluster_fits, kendall_tau, kernel_pca, mds, rank_table, tiers
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "figures"

@@ -27,9 +27,9 @@ from scipy.linalg import null_space
 from threadpoolctl import threadpool_limits
 
 import bayesrank as br
-from bayesrank.evaluate import goodness_of_fit, information_criteria
+from bayesrank.evaluation.goodness import goodness_of_fit, information_criteria
 from bayesrank.model.structures import RANK_TOL
-from bayesrank.papers import (
+from bayesrank.model.papers import (
     LEADERBOT_CONVERGED,
     LEADERBOT_D1,
     LEADERBOT_D2,
@@ -106,7 +106,7 @@ def run(kind, ids, force=False):
                     row["gof_lb"] = goodness_of_fit(fit, leaderbot_compat=True)
                 row["ic"] = information_criteria(fit)
             else:
-                train, test = data.split(0.1, seed=20)
+                train, test = data.split(0.1, random_seed=20)
                 fit = _fit_restarting(fw, train)
                 metrics = goodness_of_fit(fit, test)
                 if paper_id(mid) <= 6:
@@ -128,7 +128,7 @@ def _rewrite(path, rows):
 
 
 def kendall_matrix(rows):
-    from bayesrank.tiers import kendall_tau
+    from bayesrank.analysis.tiers import kendall_tau
 
     return kendall_tau({mid: r["scores"] for mid, r in rows.items()})
 
@@ -160,7 +160,7 @@ def _add_compat(path, kind):
             if kind == "fit":
                 rows[mid][key] = goodness_of_fit(br.fit(framework(mid), data), leaderbot_compat=True)
             else:
-                train, test = data.split(0.1, seed=20)
+                train, test = data.split(0.1, random_seed=20)
                 rows[mid][key] = goodness_of_fit(br.fit(framework(mid), train), test, leaderbot_compat=True)
     _rewrite(path, rows)
     return rows

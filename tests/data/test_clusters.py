@@ -8,7 +8,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.data.weights import inverse_pair_count, reweighted
-from bayesrank.simulate import clustered_battles
+from bayesrank.data.simulate import clustered_battles
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_judge_records_by_question_and_by_judge(mtbench):
 def test_every_change_of_the_cells_changes_the_rows_alike(votes):
     data = br.load(votes, cluster="user")
     for changed in (data.ties_as_halves(), data.without_ties(), data.subset(np.arange(data.n_cells) % 3 > 0),
-                    reweighted(data, inverse_pair_count(data)), data.split(0.3, seed=1)[1]):
+                    reweighted(data, inverse_pair_count(data)), data.split(0.3, random_seed=1)[1]):
         assert changed.clusters.agrees_with(changed.counts())
     assert data.without_ties().clusters.counts[:, 2].sum() == 0
 

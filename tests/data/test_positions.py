@@ -9,7 +9,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.data.positions import presentation_order, verdict_shares
-from bayesrank.simulate import judge_panel
+from bayesrank.data.simulate import judge_panel
 
 #: True scores: m00, the model always shown first, is the second worst (it wins about 40 %).
 SCORES = np.array([-0.5, 0.9, 0.7, 0.5, 0.3, 0.1, -0.1, -0.3])

@@ -5,7 +5,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.design.allocation import largest_remainders, square_root_allocation
-from bayesrank.dml import a_optimal
+from bayesrank.gars.dml import a_optimal
 
 
 def test_unbounded_allocation_is_neyman_closed_form():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.simulate import outcome_probabilities, outcomes
+from bayesrank.data.simulate import outcome_probabilities, outcomes
 from tests.conftest import simulate_counts
 
 

@@ -5,7 +5,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.design.rounds import arena_weights, simulate_rounds
-from bayesrank.simulate import outcomes
+from bayesrank.data.simulate import outcomes
 
 
 def test_arena_weights_favour_pairs_with_few_votes_and_close_outcomes():

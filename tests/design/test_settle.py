@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.simulate import outcomes
+from bayesrank.data.simulate import outcomes
 from tests.conftest import newcomer
 
 SCORES = np.linspace(0.6, -0.6, 9)
@@ -46,7 +46,7 @@ def test_no_provisional_rows_and_bad_fits():
     points = br.fit(br.BradleyTerry(ties="drop"), settled.data, intervals="none")
     with pytest.raises(br.BayesrankError, match="provisional rows need rank intervals"):
         br.provisional_rows(points)
-    few = br.fit(br.BradleyTerry(ties="drop"), settled.data, n_draws=50)
+    few = br.fit(br.BradleyTerry(ties="drop"), settled.data, draws=50)
     assert few.leaderboard()["provisional"].isna().all()  # no rank intervals, so no flags
     with pytest.raises(br.BayesrankError, match="no provisional rows: rank intervals at 95% are not reported"):
         br.provisional_rows(few)

@@ -13,7 +13,7 @@ import bayesrank as br
 from bayesrank.inference.clustered import FEW_CLUSTERS, cluster_meat
 from bayesrank.inference.information import information
 from bayesrank.inference.structure import structure_of
-from bayesrank.simulate import clustered_battles, item_names
+from bayesrank.data.simulate import clustered_battles, item_names
 
 SCORES = np.linspace(-1, 1, 6)
 

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 import bayesrank as br
 from bayesrank.inference.dynamic import fit_time, tilted_moments
-from bayesrank.simulate import arena_over_time
+from bayesrank.data.simulate import arena_over_time
 
 
 @pytest.fixture(scope="module")
@@ -136,4 +136,4 @@ def test_wrong_options_name_the_function():
     with pytest.raises(br.ModelSpecError, match=r"n_draws is not an option of fit\(method='map'\) "
                                                 r"\(bayesrank.inference.dynamic.fit_time\); its options: "
                                                 "draws, random_seed, maxiter"):
-        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_draws=10)
+        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=10)

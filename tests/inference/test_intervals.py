@@ -11,7 +11,7 @@ from scipy.optimize import minimize
 
 import bayesrank as br
 from bayesrank.data.weights import inverse_pair_count
-from bayesrank.simulate import item_names
+from bayesrank.data.simulate import item_names
 
 
 def bt_sandwich_numpy(data, scores):

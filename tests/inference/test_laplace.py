@@ -9,7 +9,7 @@ import pytest
 from scipy.linalg import null_space
 
 import bayesrank as br
-from bayesrank.simulate import clustered_battles, item_names
+from bayesrank.data.simulate import clustered_battles, item_names
 
 SCORES = np.linspace(-1, 1, 5)
 

@@ -10,7 +10,7 @@ from bayesrank.inference.information import information
 from bayesrank.inference.map import RESTART_AGREEMENT, chosen_run
 from bayesrank.inference.optimize import Optimum
 from bayesrank.inference.structure import structure_of
-from bayesrank.papers import LEADERBOT_D1, leaderbot_model
+from bayesrank.model.papers import LEADERBOT_D1, leaderbot_model
 from tests.conftest import around, items_subset, reference_loglik, simulate_counts
 
 #: Table D.1 rows fitted on the arena data in the fast suite (the 30-model grid: models/, checks).
@@ -386,7 +386,7 @@ def test_map_draws_are_made_when_first_read(arena):
     assert lazy.source.moved is None  # B L is let go once the draws are made
     # few draws of many coordinates: B L (129 × 128) is larger than the draws (5 × 129), so they are
     # made at once and the fit keeps them, not B L
-    few = br.fit(fw, arena, random_seed=5, n_draws=5).tree["posterior"]["score"].variable._data.array
+    few = br.fit(fw, arena, random_seed=5, draws=5).tree["posterior"]["score"].variable._data.array
     assert few.source._rows is not None and few.source.moved is None
 
 
@@ -403,7 +403,7 @@ def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
     fw = br.Davidson(k_cov=0)
     structure = structure_of(fw, fw.prepare(arena), prior="flat")
     assert not set(structure.layout()) <= set(asymptotics.affine_blocks(structure))
-    fit = br.fit(fw, arena, random_seed=11, n_draws=300)
+    fit = br.fit(fw, arena, random_seed=11, draws=300)
     lazy = fit.tree["posterior"]["score"].variable._data.array
     assert isinstance(lazy.source, asymptotics.MappedDraws) and lazy.source._rows is None
     copied = pickle.loads(pickle.dumps(fit.tree))  # (pickling makes them)
@@ -418,7 +418,7 @@ def test_mapped_draws_are_made_when_first_read(arena, monkeypatch):
     assert lazy.source.factor is None and lazy.source.structure is None
     # a factor above LAZY_FACTOR_MAX is not kept: the same draws, made at once
     monkeypatch.setattr(asymptotics, "LAZY_FACTOR_MAX", 0)
-    eager = br.fit(fw, arena, random_seed=11, n_draws=300).tree["posterior"]["score"]
+    eager = br.fit(fw, arena, random_seed=11, draws=300).tree["posterior"]["score"]
     assert isinstance(eager.variable._data, np.ndarray)
     np.testing.assert_array_equal(eager.values, fit.tree["posterior"]["score"].values)
 
@@ -524,7 +524,7 @@ def test_a_fit_is_the_same_in_a_fresh_process_and_after_other_fits(framework):
 @pytest.mark.slow
 @pytest.mark.parametrize("model_id", list(range(1, 31)), ids=[f"model{m}" for m in range(1, 31)])
 def test_every_table_d1_model_is_the_same_in_a_fresh_process_and_after_other_fits(model_id):
-    from bayesrank.papers import leaderbot_model
+    from bayesrank.model.papers import leaderbot_model
 
     spec = leaderbot_model(model_id).spec()
     fresh = _fit_in_a_process([spec], 129)
@@ -535,7 +535,7 @@ def test_every_table_d1_model_is_the_same_in_a_fresh_process_and_after_other_fit
 
 @pytest.mark.slow
 def test_paper_model_16_is_the_same_in_a_fresh_process_and_after_five_fits_of_itself_and_others():
-    from bayesrank.papers import leaderbot_model
+    from bayesrank.model.papers import leaderbot_model
 
     spec = leaderbot_model(16).spec()
     fresh = _fit_in_a_process([spec], 129)

@@ -200,7 +200,7 @@ def test_refits_and_cli_keep_the_sampling_coordinates_and_step(small_nuts):
     """LOO's exact refits sample as the fit did (whitened or not, geometry-tuned or adapted), and
     the CLI passes --no-geometry-tuned through."""
     from bayesrank.cli import _fit_kwargs, build_parser
-    from bayesrank.compare import _Refits
+    from bayesrank.evaluation.compare import _Refits
 
     refit = _Refits(small_nuts).kwargs
     assert small_nuts.diagnostics["geometry_tuned"] is False and small_nuts.diagnostics["whitened"] is True

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.compare import loo
+from bayesrank.evaluation.compare import loo
 from bayesrank.inference.whiten import WHITE, whitened_model, whitening
 from tests.conftest import simulate_counts
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.simulate import clustered_battles
+from bayesrank.data.simulate import clustered_battles
 from tests.conftest import reference_loglik
 
 SCORES = np.linspace(-1, 1, 5)

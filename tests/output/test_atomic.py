@@ -238,7 +238,7 @@ def test_a_dangling_link_or_a_file_as_out_is_refused_before_reading_data(tmp_pat
 
 @pytest.fixture
 def dml_records(tmp_path):
-    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars.dml.simulate import simulator
 
     path = tmp_path / "records.csv"
     simulator("bt_misspec", K=3, p=2, random_seed=0).records(300, random_seed=1).to_csv(path, index=False)

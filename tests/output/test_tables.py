@@ -75,7 +75,7 @@ def test_every_csv_output_defuses_formulas(tmp_path_factory, capsys, tuples):
 
 @pytest.fixture
 def hostile_dml(tmp_path):
-    from bayesrank.dml.simulate import simulator
+    from bayesrank.gars.dml.simulate import simulator
 
     records = simulator("bt_misspec", K=3, p=2, random_seed=0).records(200, random_seed=1)
     rename = {"llm0": "=cmd|' /C calc'!A0", "llm1": "@SUM(1)", "llm2": "+x"}

@@ -19,7 +19,7 @@ def test_the_documented_minimum():
 
 @pytest.mark.parametrize("n_draws", [1, 10, 199])
 def test_too_few_map_draws_give_no_rank_intervals(mtbench, n_draws):
-    fit = br.fit(br.BradleyTerry(), mtbench, n_draws=n_draws)
+    fit = br.fit(br.BradleyTerry(), mtbench, draws=n_draws)
     board = fit.leaderboard()
     assert board["rank_lower"].isna().all() and board["rank_upper"].isna().all()
     assert np.isfinite(board["lower"]).all()  # Wald intervals need no draws
@@ -29,16 +29,16 @@ def test_too_few_map_draws_give_no_rank_intervals(mtbench, n_draws):
 
 
 def test_enough_draws_give_rank_intervals(mtbench):
-    fit = br.fit(br.BradleyTerry(), mtbench, n_draws=200)
+    fit = br.fit(br.BradleyTerry(), mtbench, draws=200)
     assert fit.leaderboard()["rank_lower"].notna().all()
     assert not any("not reported" in w for w in fit.to_json()["warnings"])
 
 
 def test_cli_n_draws_1_prints_no_certainty(capsys):
-    assert main(["fit", "mtbench-judges", "--model", "bt", "--n-draws", "1", "--format", "json"]) == 0
+    assert main(["fit", "mtbench-judges", "--model", "bt", "--draws", "1", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert all(item["rank_lower"] is None and item["rank_upper"] is None for item in out["items"])
-    assert main(["fit", "mtbench-judges", "--model", "bt", "--n-draws", "1"]) == 0
+    assert main(["fit", "mtbench-judges", "--model", "bt", "--draws", "1"]) == 0
     assert "warning: rank intervals at 95% are not reported: they come from the fit's 1 draws" in \
         capsys.readouterr().out
 

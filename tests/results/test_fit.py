@@ -17,22 +17,19 @@ from bayesrank.errors import FitFileError, ModelSpecError
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory, mtbench):
     path = tmp_path_factory.mktemp("fit") / "fit.nc"
-    br.fit(br.BradleyTerry(), mtbench, n_draws=200).save(path)
+    br.fit(br.BradleyTerry(), mtbench, draws=200).save(path)
     return path
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
-    (dict(chains=2), "chains is not an option of fit(method='map') (bayesrank.inference.map.fit_map); its options: "
-                     "intervals, information, n_draws"),
+    (dict(chains=2), "chains is not an option of bayesrank.fit(method='map'); its options: "
+                     "intervals, information, draws"),
     (dict(chains=2, tune=5), "chains, tune are not options"),
-    (dict(n_draws="100"), "n_draws of fit(method='map') (bayesrank.inference.map.fit_map) must be a whole number, "
-                          "got '100'"),
-    (dict(n_draws=100.5), "must be a whole number"),
-    (dict(reweight="yes"), "reweight of fit(method='map') (bayesrank.inference.map.fit_map) must be true or false"),
-    (dict(method="nuts", n_draws=10), "n_draws is not an option of fit(method='nuts') "
-                                      "(bayesrank.inference.nuts.fit_nuts); its options: draws"),
-    (dict(method="nuts", draws="10"), "draws of fit(method='nuts') (bayesrank.inference.nuts.fit_nuts) must be a "
-                                      "whole number"),
+    (dict(draws="100"), "draws of bayesrank.fit(method='map') must be a whole number, got '100'"),
+    (dict(draws=100.5), "must be a whole number"),
+    (dict(reweight="yes"), "reweight of bayesrank.fit(method='map') must be true or false"),
+    (dict(method="nuts", n_boot=10), "n_boot is not an option of bayesrank.fit(method='nuts'); its options: draws"),
+    (dict(method="nuts", draws="10"), "draws of bayesrank.fit(method='nuts') must be a whole number"),
 ])
 def test_options_of_the_other_method_or_of_the_wrong_kind_are_refused_first(kwargs, fragment):
     # (the data do not exist: the options are checked before anything is read)
@@ -42,7 +39,7 @@ def test_options_of_the_other_method_or_of_the_wrong_kind_are_refused_first(kwar
 
 
 def test_numpy_scalars_are_options_like_python_numbers(mtbench):
-    fit = br.fit(br.BradleyTerry(), mtbench, n_draws=np.int64(200), random_seed=np.int32(3), reweight=np.bool_(False))
+    fit = br.fit(br.BradleyTerry(), mtbench, draws=np.int64(200), random_seed=np.int32(3), reweight=np.bool_(False))
     assert fit.tree["posterior"].sizes["draw"] == 200
 
 

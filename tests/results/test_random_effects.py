@@ -6,7 +6,7 @@ import pytest
 from scipy.special import ndtri
 
 import bayesrank as br
-from bayesrank.simulate import clustered_battles
+from bayesrank.data.simulate import clustered_battles
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.simulate import arena_over_time
+from bayesrank.data.simulate import arena_over_time
 
 
 @pytest.fixture(scope="module")

@@ -134,7 +134,7 @@ def test_new_records_follow_the_fits_both_bad_convention_and_duplicate_rule():
 def test_fits_with_clusters_or_periods_are_refitted_not_updated():
     """Merged cells keep neither the comparisons of each cell by cluster nor calendar periods, so
     an update of such a fit is refused in words (never a fit that silently lost them)."""
-    from bayesrank.simulate import arena_over_time, clustered_battles
+    from bayesrank.data.simulate import arena_over_time, clustered_battles
 
     rng = np.random.default_rng(5)
     votes = clustered_battles(np.array([-0.5, 0.0, 0.5]), 12, rng, pairs_per_cluster=2, votes_per_pair=5)
@@ -145,3 +145,15 @@ def test_fits_with_clusters_or_periods_are_refitted_not_updated():
     over_time = br.fit(br.Dynamic(br.BradleyTerry()), br.load(arena.records, time_column="date"))
     with pytest.raises(br.ModelSpecError, match="fit over time"):
         over_time.update(arena.records.iloc[:10])
+
+
+def test_a_fit_saved_with_an_earlier_option_name_still_updates(tmp_path):
+    """Fits saved before the API's one vocabulary recorded ``n_draws``; they load and update with ``draws``."""
+    old, new = logs(3)
+    saved = br.fit(br.Davidson(), old, draws=300)
+    options = json.loads(saved.tree.attrs["bayesrank_options"])
+    options["n_draws"] = options.pop("draws")
+    saved.tree.attrs["bayesrank_options"] = json.dumps(options)
+    saved.save(tmp_path / "old.nc")
+    updated = br.Fit.load(tmp_path / "old.nc").update(new)
+    assert updated.converged and updated.tree["posterior"].sizes["draw"] == 300
