@@ -6,6 +6,7 @@ import pytest
 
 import bayesrank as br
 
+
 @pytest.fixture(scope="session")
 def arena():
     return br.load("arena-2024")

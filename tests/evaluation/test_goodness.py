@@ -3,9 +3,7 @@
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 import bayesrank as br
 from bayesrank.cli import main
@@ -78,7 +76,8 @@ def test_paper_split_sizes(arena):
 
 
 def test_evaluate_cli_json(capsys):
-    code = main(["evaluate", "arena-2024", "--model", "bt", "--test-fraction", "0.1", "--seed", "20", "--format", "json"])
+    code = main(["evaluate", "arena-2024", "--model", "bt", "--test-fraction", "0.1", "--seed", "20", "--format",
+                 "json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     res = json.loads(out)

@@ -11,8 +11,8 @@ import pytest
 import bayesrank as br
 from bayesrank.cli import main
 from bayesrank.errors import ModelSpecError
-from bayesrank.model.papers import hja_comparisons, hja_truth
 from bayesrank.evaluation.selection import heterogeneity_dof, record_folds, record_losses, select_rank
+from bayesrank.model.papers import hja_comparisons, hja_truth
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,8 @@ def test_bad_arguments(mtbench):
         record_folds(mtbench, 1, 0)
     with pytest.raises(ModelSpecError, match="HJA"):
         select_rank(br.JudgeAware(), mtbench)
-    with pytest.raises(ModelSpecError, match=r"select_rank\(framework, data, \.\.\.\).*select_rank\(bayesrank.HJA\(\), data\)"):
+    with pytest.raises(ModelSpecError,
+                       match=r"select_rank\(framework, data, \.\.\.\).*select_rank\(bayesrank.HJA\(\), data\)"):
         select_rank(mtbench, br.HJA())   # the data first: the error says the order
 
 

@@ -1,6 +1,5 @@
 """The fast path of a fit over time, on simulated arenas whose truth is known."""
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -9,8 +8,8 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 import bayesrank as br
-from bayesrank.inference.dynamic import fit_time, tilted_moments
 from bayesrank.data.simulate import arena_over_time
+from bayesrank.inference.dynamic import fit_time, tilted_moments
 
 
 @pytest.fixture(scope="module")
