@@ -187,8 +187,7 @@ def test_sparse_plus_rank_one_from_column_chunks_is_the_whole_block_split(shape)
 
 def _force_large_path(monkeypatch, size=60):
     """Every threshold of the many-items path lowered below a small model's size."""
-    from bayesrank.inference import information, natural, optimize, structure
-    from bayesrank.inference import map as map_
+    from bayesrank.inference import information, map as map_, natural, optimize, structure
 
     monkeypatch.setattr(map_, "DENSE_COVARIANCE_MAX", size)
     monkeypatch.setattr(optimize, "DENSE_MAX", size)

@@ -91,7 +91,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import ndtri
 
 from bayesrank.data.merge import align, check_compatible
-from bayesrank.errors import BayesrankError, DataError, options_checked
+from bayesrank.errors import BayesrankError, options_checked
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.information import Units, gradient, information, unit_effects
 from bayesrank.inference.optimize import maximise

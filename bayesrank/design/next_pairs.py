@@ -259,8 +259,9 @@ def allocate(belief: Belief, cand: Candidates, target: Goal, budget: int, stages
         step = None if target.name != "all-pairs" and now < SETTLED else _stage(Q, T, size)
         if step is None:   # nothing left to settle: the rest reduces every score difference's variance
             if not notes:
-                notes.append(f"the goal is settled (its uncertainty is {now:.2g}, below {SETTLED:g}): more votes do not "
-                             "change it, so they follow the all-pairs design (every score difference's variance).")
+                notes.append(f"the goal is settled (its uncertainty is {now:.2g}, below {SETTLED:g}): more votes "
+                             "do not change it, so they follow the all-pairs design (every score difference's "
+                             "variance).")
             m = belief.score.size
             D = m * np.eye(m) - np.ones((m, m))
             Q, T = forms(belief, D if target.projector is None else target.projector @ D @ target.projector)

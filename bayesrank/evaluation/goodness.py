@@ -1,6 +1,7 @@
 """Model evaluation exactly as the leaderbot paper ("A Statistical Framework for Ranking
-LLM-Based Chatbots", App. D.2–D.4),
-with corrected information criteria. (Leave-one-out comparison: :mod:`bayesrank.evaluation.compare`.)
+LLM-Based Chatbots", App. D.2–D.4), with corrected information criteria.
+
+Leave-one-out comparison: :mod:`bayesrank.evaluation.compare`.
 
 Goodness of fit (paper App. D.3) on a set of cells E (pairs, for pair-aggregated data such
 as arena-2024), with observed counts w, l, t, n = w + l + t per cell and predicted
@@ -41,7 +42,6 @@ from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError, ModelSpecError, options_checked
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.predict import cell_log_probs
-
 
 
 # ------------------------------------------------------------------------------ core metrics

@@ -43,7 +43,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from bayesrank.runtime import progress
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import DataError, ModelSpecError, options_checked
@@ -53,6 +52,7 @@ from bayesrank.model.framework import Framework
 from bayesrank.model.hja import HJA, max_rank as rank_bound
 from bayesrank.results.fit import fit
 from bayesrank.results.predict import cell_log_probs
+from bayesrank.runtime import progress
 
 CRITERIA = ("cv", "bic", "loo")
 #: Pareto k above which a PSIS-LOO point is unreliable.
@@ -251,7 +251,8 @@ def _cross_validate(framework, data, ranks, folds, random_seed):
     losses = {r: [] for r in ranks}
     failed = {r: False for r in ranks}
     notes = []
-    steps = [(f, train, test, r) for f, (train, test) in enumerate(record_folds(data, folds, random_seed)) for r in ranks]
+    splits = enumerate(record_folds(data, folds, random_seed))
+    steps = [(f, train, test, r) for f, (train, test) in splits for r in ranks]
     for f, train, test, r in progress.track(steps, f"rank selection: {folds}-fold cross-validation of ranks "
                                                    f"{min(ranks)}-{max(ranks)}"):
         if failed[r]:

@@ -1,4 +1,4 @@
-"""Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
+r"""Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
 
 "A Judge-Aware Ranking Framework for Evaluating Large Language Models without Ground
 Truth", §2–§3. Items i have latent scores s_i, judges k a
@@ -6,14 +6,14 @@ discrimination γ_k > 0:
 
 .. math::
 
-    P(a ≻ b \\mid \\text{judge } k) = σ\\big(γ_k (s_a − s_b) \\;[+\\, δ_k x]\\big),
-    \\qquad x = +1 \\text{ if a was shown first, } −1 \\text{ otherwise},
+    P(a ≻ b \mid \text{judge } k) = σ\big(γ_k (s_a − s_b) \;[+\, δ_k x]\big),
+    \qquad x = +1 \text{ if a was shown first, } −1 \text{ otherwise},
 
 with the paper's normalisation (eq. 3), imposed by construction (zero-sum transforms):
 
 .. math::
 
-    \\sum_i s_i = 0, \\qquad \\sum_k \\log γ_k = 0 \\quad (γ_k = e^{α_k}).
+    \sum_i s_i = 0, \qquad \sum_k \log γ_k = 0 \quad (γ_k = e^{α_k}).
 
 Variants, all on the same code path:
 
@@ -71,7 +71,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.runtime.lazy import lazy_module
+from bayesrank.model import weak
 from bayesrank.model.framework import (
     AS_OBSERVED,
     SCORE_PAIR,
@@ -85,9 +85,10 @@ from bayesrank.model.framework import (
     style_variables,
     with_style,
 )
-from bayesrank.model import weak
 from bayesrank.model.links import TIE_LINKS, TIE_OPTIONS, link_of
 from bayesrank.model.structures import free_real, zero_sum_scores
+from bayesrank.runtime.lazy import lazy_module
+
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
 
@@ -459,7 +460,8 @@ def _weak_discriminations(judges, draws) -> list[str]:
                        f"{np.exp(hi[k] - lo[k]):.0f}" for k in named)
     return [f"the discrimination γ of {_judges([judges[k] for k in named])} is weakly identified: its "
             f"{weak.LEVEL:.0%} interval spans an order of magnitude or more ({listed}). These data say "
-            "how much such a judge's verdicts count only within that range; read γ's interval on the log scale (lower_log, upper_log — the symmetric "
+            "how much such a judge's verdicts count only within that range; read γ's interval on the log scale "
+            "(lower_log, upper_log — the symmetric "
             "interval on γ's own scale can run below zero), collect more of its verdicts, or compare "
             "with the pooled 'btl' model (γ ≡ 1)."]
 

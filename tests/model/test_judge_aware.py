@@ -17,9 +17,11 @@ from bayesrank.errors import DataError, ModelSpecError
 from bayesrank.inference.nuts import default_sampler
 from bayesrank.inference.structure import structure_of
 from bayesrank.model import BTL, JudgeAware, JudgeAwareCovariate
-from bayesrank.model.papers import JUDGE_AWARE_TABLE1 as TABLE1
-from bayesrank.model.papers import JUDGE_AWARE_TABLE1_PRINTED as PAPER_TABLE1
-from bayesrank.model.papers import JUDGE_AWARE_TABLE_A8 as TABLE_A8
+from bayesrank.model.papers import (
+    JUDGE_AWARE_TABLE1 as TABLE1,
+    JUDGE_AWARE_TABLE1_PRINTED as PAPER_TABLE1,
+    JUDGE_AWARE_TABLE_A8 as TABLE_A8,
+)
 
 Z95 = float(norm.ppf(0.975))
 
