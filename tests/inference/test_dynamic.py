@@ -1,6 +1,5 @@
 """The fast path of a fit over time, on simulated arenas whose truth is known."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +7,7 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 import bayesrank as br
-from bayesrank.data.simulate import arena_over_time
+from bayesrank.data.simulate import arena_over_time, battles
 from bayesrank.inference.dynamic import fit_time, tilted_moments
 
 
@@ -25,7 +24,7 @@ def planted():
         for (i, at), size in jumps.items():
             if t >= at:
                 s[i] += size
-        frame = br.simulate.battles(s, 3000, rng)
+        frame = battles(s, 3000, rng)
         frame["date"] = sim.periods[t]
         frames.append(frame)
     data = br.load(pd.concat(frames, ignore_index=True), time_column="date")
@@ -135,4 +134,4 @@ def test_wrong_options_name_the_function():
     with pytest.raises(br.ModelSpecError, match=r"n_draws is not an option of fit\(method='map'\) "
                                                 r"\(bayesrank.inference.dynamic.fit_time\); its options: "
                                                 "draws, random_seed, maxiter"):
-        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=10)
+        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_draws=10)
