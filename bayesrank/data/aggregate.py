@@ -423,7 +423,7 @@ def table_from_frame(con, frame, source: str = "") -> Table:
         # a reader streams the records once; record ids and the judges' agreement are a second
         # pass over them, so a relation with those columns is read into one Arrow table
         again = {ID_COLUMN, "question_id"} & {str(c).strip() for c in frame.columns}
-        frame = frame.fetch_arrow_table() if again else frame.fetch_arrow_reader()
+        frame = frame.to_arrow_table() if again else frame.to_arrow_reader()
     elif type(frame).__module__.startswith("polars"):
         if hasattr(frame, "collect"):
             frame = frame.collect()

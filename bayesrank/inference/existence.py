@@ -381,9 +381,10 @@ def _extremes(gram: np.ndarray) -> tuple[float, float] | None:
     """The smallest and largest eigenvalues of ``gram`` scaled to a unit diagonal, or None when a
     diagonal entry is not positive (a coordinate no locked cell moves) or it is not positive
     definite."""
-    scale = np.sqrt(np.diag(gram))
-    if not np.all(scale > 0):
+    diagonal = np.diag(gram)
+    if not np.all(diagonal > 0):  # also a NaN entry: checked before the square root
         return None
+    scale = np.sqrt(diagonal)
     gram = gram / np.outer(scale, scale)
     smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
     return None if not np.isfinite(smallest) else (smallest, largest)
