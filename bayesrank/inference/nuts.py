@@ -405,7 +405,10 @@ def sampling_diagnostics(idata, var_names) -> dict:
     """Worst r̂ and ESS over the reported variables, and the number of divergences."""
     post = idata["posterior"].to_dataset()
     names = [v for v in var_names if v in post]
-    summary = az.summary(idata, var_names=names, kind="diagnostics")
+    # an entry held constant by a constraint (a fixed loading) has no within-chain variance: its
+    # r̂ is 0/0, NaN, and the maximum below skips it
+    with np.errstate(divide="ignore", invalid="ignore"):
+        summary = az.summary(idata, var_names=names, kind="diagnostics")
     stats = idata["sample_stats"]
     n_div = int(np.sum(stats["diverging"].values)) if "diverging" in stats else 0
     out = {

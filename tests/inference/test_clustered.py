@@ -127,7 +127,7 @@ def test_the_cluster_bootstrap_resamples_clusters(votes):
     naive = br.fit(br.BradleyTerry(ties="drop"), data, intervals="wald")     # comparisons taken as independent
     once, again = (br.fit(br.BradleyTerry(ties="drop"), data, intervals="bootstrap", n_boot=20, random_seed=4)
                    for _ in range(2))
-    assert np.array_equal(once.leaderboard()["lower"], again.leaderboard()["lower"])
+    assert np.array_equal(once.leaderboard()["se"], again.leaderboard()["se"])   # (too few draws for tails)
     assert boot.diagnostics["clusters"]["n_clusters"] == {"user": 60} and boot.cluster == ("user",)
     ratio = boot.leaderboard()["se"] / robust.leaderboard()["se"]
     assert ratio.between(0.7, 1.4).all()                      # the same dependence, two ways
