@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow bench models clean browser notebooks screenshot
+.PHONY: install demo test test-slow lint bench models clean browser notebooks screenshot
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
+
+# ruff (pyflakes, pycodestyle, import order, numpy docstrings), configured in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check bayesrank tests
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"

@@ -2,8 +2,11 @@
 
 >>> import bayesrank as br
 >>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
->>> fit.leaderboard().index[0]
-'chatgpt-4o-latest'
+>>> fit.leaderboard()[["rank", "name", "score", "lower", "upper"]].head(3).round(2)
+   rank                     name  score  lower  upper
+0     1        chatgpt-4o-latest   1.87   1.82   1.92
+1     2  gemini-1.5-pro-exp-0801   1.68   1.65   1.72
+2     3        gpt-4o-2024-05-13   1.55   1.53   1.57
 
 Every public name is listed in ``bayesrank.__all__``, grouped by task below (``_API``); the rest
 of the package is reached through the documented subpackages (:mod:`bayesrank.gars`,

@@ -126,7 +126,8 @@ def _int_or_auto(text: str):
 def _add_data_args(p) -> None:
     p.add_argument("data", help="a file path (read as named: no patterns), '-' for standard input (with "
                                 "--data-format), or a bundled dataset name (see 'bayesrank datasets')")
-    p.add_argument("--data-format", default=None, help="override file format detection (csv, parquet, json, jsonl, counts)")
+    p.add_argument("--data-format", default=None,
+                   help="override file format detection (csv, parquet, json, jsonl, counts)")
     p.add_argument("--both-bad-ties", action=argparse.BooleanOptionalAction, default=None,
                    help="count 'tie (bothbad)' verdicts as ties, or leave them out (default: the input's convention: "
                         "battle records count them, as Chatbot Arena does; count files and the bundled arena-2024 "
@@ -495,9 +496,9 @@ def _check_models(args, least: int) -> None:
 def _fits_of(args, data):
     """The fits of ``--models``; models that will be compared are checked to be comparable first,
     so that an incomparable pair is refused before any sampling."""
-    from bayesrank.runtime import progress
     from bayesrank.evaluation.compare import check_comparable
     from bayesrank.results.fit import fit
+    from bayesrank.runtime import progress
 
     frameworks = {spec: framework_from_text(spec) for spec in args.models}
     if args.method == "nuts" and (args.command == "compare" or len(frameworks) > 1):
@@ -522,6 +523,7 @@ def _comparison(args, fits):
 
 
 def cmd_report(args) -> int:
+    """Run ``bayesrank report`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.report import Report
 
     _check_models(args, 1)
@@ -540,6 +542,7 @@ def _command(args) -> str:
 
 
 def cmd_compare(args) -> int:
+    """Run ``bayesrank compare`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.inference.tree import plain
 
     if args.method != "nuts":
@@ -618,10 +621,11 @@ def _check_shown(args) -> None:
 
 
 def cmd_fit(args) -> int:
+    """Run ``bayesrank fit`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.analysis.fragility import fragility
+    from bayesrank.analysis.style import style_control
     from bayesrank.results.elo import Elo
     from bayesrank.results.fit import fit
-    from bayesrank.analysis.style import style_control
 
     _check_shown(args)
     if args.out is not None:
@@ -679,6 +683,7 @@ def cmd_fit(args) -> int:
 
 
 def cmd_update(args) -> int:
+    """Run ``bayesrank update`` (what it does: :data:`HELP`); return the exit code."""
     _check_shown(args)
     check_out(args.out, args.force)
     saved = saved_fit(args.fit)
@@ -710,6 +715,7 @@ def cmd_update(args) -> int:
 
 
 def cmd_diff(args) -> int:
+    """Run ``bayesrank diff`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.analysis.changes import diff
 
     _check_shown(args)
@@ -747,6 +753,7 @@ def _select(args, framework, data):
 
 
 def cmd_select_rank(args) -> int:
+    """Run ``bayesrank select-rank`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.evaluation.selection import select_rank
 
     if args.model != "hja":
@@ -771,6 +778,7 @@ def render_selection(selection) -> str:
 
 
 def cmd_evaluate(args) -> int:
+    """Run ``bayesrank evaluate`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.evaluation.goodness import generalization, goodness_of_fit, information_criteria
     from bayesrank.inference.tree import plain
     from bayesrank.results.fit import fit
@@ -788,7 +796,8 @@ def cmd_evaluate(args) -> int:
         result, metrics = generalization(framework, data, test_fraction=args.test_fraction, random_seed=args.seed,
                                          leaderbot_compat=args.leaderbot_compat)
     out = plain({"framework": framework.name, "spec": framework.spec(), "label": framework.label,
-                 "method": result.method, "evaluation": kind, "test_fraction": args.test_fraction, "random_seed": args.seed,
+                 "method": result.method, "evaluation": kind, "test_fraction": args.test_fraction,
+                 "random_seed": args.seed,
                  "n_params": result.n_params, "converged": result.converged, "nll": result.nll,
                  "mle_exists": result.diagnostics.get("mle_exists", True), "metrics": metrics,
                  "warnings": result.warnings})
@@ -855,6 +864,7 @@ def write_outputs(result, out: Path, level: float = 0.95, force: bool = False, e
 
 
 def cmd_datasets(args) -> int:
+    """Run ``bayesrank datasets`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.data.bundled import DATASETS
     from bayesrank.data.load import load_dataset
 
@@ -868,6 +878,7 @@ def cmd_datasets(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    """Run ``bayesrank demo`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.data.load import load_dataset
     from bayesrank.model.paired import Davidson
     from bayesrank.report import Report
@@ -894,6 +905,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_gars(args) -> int:
+    """Run ``bayesrank gars`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank import gars
     from bayesrank.model.scoring import scheme_of
     from bayesrank.results.fit import Fit
@@ -925,7 +937,8 @@ def cmd_gars(args) -> int:
     else:
         kind = "Wald (delta method)" if result.interval == "wald" else "posterior"
         lines = [f"GARS {args.score} ({args.scheme}) of the {result.source}: {len(result.items)} items, "
-                 f"{result.n_contexts} context(s); {100 * args.level:g}% {kind} intervals, rank intervals from draws", ""]
+                 f"{result.n_contexts} context(s); {100 * args.level:g}% {kind} intervals, rank intervals from draws",
+                 ""]
         lines.append((table.head(args.top) if args.top else table).to_string(
             index=False, float_format=lambda v: f"{v:.4f}"))
         lines += [f"warning: {w}" for w in result.warnings]
@@ -949,6 +962,7 @@ def _check_policy_out(args) -> None:
 
 
 def cmd_dml(args) -> int:
+    """Run ``bayesrank dml`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.gars.dml import dmlrank, read_records
     from bayesrank.model.scoring import scheme_of
     from bayesrank.output.tables import write_csv
@@ -1005,6 +1019,7 @@ def saved_fit(path: Path):
 
 
 def cmd_next_pairs(args) -> int:
+    """Run ``bayesrank next-pairs`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.design.next_pairs import next_pairs
 
     if args.top < 0:
@@ -1023,6 +1038,7 @@ def cmd_next_pairs(args) -> int:
 
 
 def cmd_provisional(args) -> int:
+    """Run ``bayesrank provisional`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.design.settle import provisional_rows
     from bayesrank.inference.tree import plain
 
@@ -1035,7 +1051,8 @@ def cmd_provisional(args) -> int:
     elif rows.empty:
         print(f"no provisional rows: every {100 * args.level:g}% rank interval spans at most {span} ranks")
     else:
-        print(f"provisional rows: {len(rows)}, their {100 * args.level:g}% rank interval wider than {span} ranks; battles: "
+        print(f"provisional rows: {len(rows)}, their {100 * args.level:g}% rank interval wider than {span} ranks; "
+              "battles: "
               f"votes of the model (against the opponents named) after which its interval is projected to span at "
               f"most {span} ranks, the scores held at their estimates\n")
         print(rows.to_string(index=False))
@@ -1043,7 +1060,8 @@ def cmd_provisional(args) -> int:
 
 
 COMMANDS = {"fit": cmd_fit, "update": cmd_update, "diff": cmd_diff, "evaluate": cmd_evaluate,
-            "select-rank": cmd_select_rank, "report": cmd_report, "compare": cmd_compare, "datasets": cmd_datasets, "demo": cmd_demo,
+            "select-rank": cmd_select_rank, "report": cmd_report, "compare": cmd_compare, "datasets": cmd_datasets,
+            "demo": cmd_demo,
             "gars": cmd_gars, "dml": cmd_dml, "next-pairs": cmd_next_pairs, "provisional": cmd_provisional}
 
 

@@ -1,12 +1,11 @@
 """Shared fixtures: the bundled data, small simulated sets and a NumPy reference likelihood."""
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
 
 import bayesrank as br
+
 
 @pytest.fixture(scope="session")
 def arena():
@@ -17,14 +16,6 @@ def arena():
 def mtbench():
     """The bundled MT-Bench judge data (6 items, 20 judges, 300 cells)."""
     return br.load("mtbench-judges")
-
-
-@pytest.fixture(autouse=True)
-def _quiet_pymc():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
 
 
 def simulate_counts(scores, n_per_pair, rng, eta=None):
@@ -99,12 +90,13 @@ def newcomer(scores, many, few, name, rng):
 
 
 def simulate_battles(scores, n, rng, *, models=None, eta=-1.0, beta=None, judges=None, first_id=0):
-    """``n`` battle records (``id, model_a, model_b, winner``), each of two distinct models among ``m0``, ``m1``, …
-    (indices ``models``, default all), drawn from Davidson with scores ``scores`` and tie level
-    ``eta``; with ``beta``, a style contrast ``len`` (whole numbers −2…2, a's minus b's) adds
-    beta · len to the score difference; with ``judges`` (name → discrimination γ), judge records
-    (``judge_model, judge_preferred_model``) with the difference scaled by the judge's γ. Ids
-    are ``r<first_id>``, ``r<first_id + 1>``, …"""
+    """``n`` battle records (``id, model_a, model_b, winner``), each of two distinct models.
+
+    The models are ``m0``, ``m1``, … (indices ``models``, default all), drawn from Davidson with
+    scores ``scores`` and tie level ``eta``; with ``beta``, a style contrast ``len`` (whole numbers
+    −2…2, a's minus b's) adds beta · len to the score difference; with ``judges`` (name →
+    discrimination γ), judge records (``judge_model, judge_preferred_model``) with the difference
+    scaled by the judge's γ. Ids are ``r<first_id>``, ``r<first_id + 1>``, …"""
     scores = np.asarray(scores, dtype=float)
     models = np.arange(len(scores)) if models is None else np.asarray(models)
     first = rng.integers(0, models.size, n)

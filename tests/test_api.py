@@ -35,9 +35,12 @@ def test_a_keyword_of_the_other_method_names_the_public_function(mtbench):
 
 
 @pytest.mark.parametrize(("call", "message"), [
-    (lambda: br.load("arena-2024", formt="csv"), r"bayesrank\.load\(\) has no option 'formt' \(did you mean 'format'\?\)"),
-    (lambda: br.next_pairs(None, 10, goa="top-k"), r"bayesrank\.next_pairs\(\) has no option 'goa'.*its options: fit, budget, goal"),
-    (lambda: br.gars.from_counts("arena-2024", sore="bt"), r"bayesrank\.gars\.from_counts\(\) has no option 'sore' \(did you mean 'score'\?\)"),
+    (lambda: br.load("arena-2024", formt="csv"),
+     r"bayesrank\.load\(\) has no option 'formt' \(did you mean 'format'\?\)"),
+    (lambda: br.next_pairs(None, 10, goa="top-k"),
+     r"bayesrank\.next_pairs\(\) has no option 'goa'.*its options: fit, budget, goal"),
+    (lambda: br.gars.from_counts("arena-2024", sore="bt"),
+     r"bayesrank\.gars\.from_counts\(\) has no option 'sore' \(did you mean 'score'\?\)"),
 ])
 def test_a_wrong_keyword_names_the_public_function_and_its_options(call, message):
     with pytest.raises(ModelSpecError, match=message):

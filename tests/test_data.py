@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
-from importlib import resources
 import re
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -266,7 +266,8 @@ def test_disconnected_graph_warning():
 def test_never_win_or_lose_is_left_to_the_existence_check():
     """Whether an item that never wins has a finite MLE depends on the link (a tie bounds it in a
     tie model), so the data-only warnings make no claim about it."""
-    df = battles([("a", "b", "model_a"), ("a", "c", "model_a"), ("b", "c", "model_a"), ("c", "b", "model_a"), ("a", "b", "tie")])
+    df = battles([("a", "b", "model_a"), ("a", "c", "model_a"), ("b", "c", "model_a"), ("c", "b", "model_a"),
+                  ("a", "b", "tie")])
     assert statistical_warnings(from_battles(df)) == []
 
 

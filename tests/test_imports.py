@@ -18,12 +18,14 @@ CASES = {
     "fit-help": "from bayesrank.cli import main\ntry:\n    main(['fit', '--help'])\nexcept SystemExit:\n    pass",
     "datasets": "from bayesrank.cli import main\nassert main(['datasets']) == 0",
     "public-names": "import bayesrank as br\nbr.Davidson(k_tie=1); br.BradleyTerry(); br.load('arena-2024')",
-    "map-fit": "import bayesrank as br\nfit = br.fit(br.BradleyTerry(), 'arena-2024')\nfit.to_json(); fit.leaderboard()",
+    "map-fit": ("import bayesrank as br\nfit = br.fit(br.BradleyTerry(), 'arena-2024')\n"
+                "fit.to_json(); fit.leaderboard()"),
 }
 
 
 def imported_after(code: str) -> list[str]:
-    probe = f"{code}\nimport json, sys\nprint('MODULES ' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    probe = (f"{code}\nimport json, sys\n"
+             f"print('MODULES ' + json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     line = [x for x in out.stdout.splitlines() if x.startswith("MODULES ")][-1]
@@ -37,7 +39,8 @@ def test_light_entry_points_do_not_import_the_pymc_stack(case):
 
 def test_help_imports_neither_the_model_layer_nor_pandas():
     """``bayesrank --help`` builds no command's options, so it reads no framework."""
-    code = CASES["help"] + "\nimport sys\nassert not {'pandas', 'scipy', 'bayesrank.model'} & set(sys.modules), sys.modules"
+    code = CASES["help"] + ("\nimport sys\n"
+                            "assert not {'pandas', 'scipy', 'bayesrank.model'} & set(sys.modules), sys.modules")
     assert imported_after(code) == []
 
 

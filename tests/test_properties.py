@@ -21,8 +21,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bayesrank as br
 from bayesrank.errors import BayesrankError
@@ -33,7 +32,8 @@ SLOW = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCh
                                                                          HealthCheck.too_slow])
 
 #: Names that stress the readers: spaces, quotes, commas, unicode, words read as missing elsewhere.
-NAMES = st.sampled_from(["gpt-4", "claude v1", "NA", "None", "null", "a,b", 'say "hi"', "ünï", "=1+1", "-x", "1", "0.5"])
+NAMES = st.sampled_from(["gpt-4", "claude v1", "NA", "None", "null", "a,b", 'say "hi"', "ünï", "=1+1", "-x", "1",
+                         "0.5"])
 OUTCOMES = ("model_a", "model_b", "tie", "tie (bothbad)")
 
 
@@ -276,7 +276,8 @@ def _seeds(tmp: Path) -> list[tuple[str, bytes]]:
     out = [(".csv", battles_.to_csv(index=False).encode()), (".csv", frame.to_csv(index=False).encode()),
            (".json", json.dumps(frame.to_dict("records")).encode()),
            (".jsonl", "\n".join(json.dumps(r) for r in battles_.to_dict("records")).encode()),
-           (".json", json.dumps({"models": ["x", "y", "z"], "X": [[0, 1], [1, 2]], "Y": [[3, 1, 0], [1, 1, 2]]}).encode())]
+           (".json", json.dumps({"models": ["x", "y", "z"], "X": [[0, 1], [1, 2]],
+                                 "Y": [[3, 1, 0], [1, 1, 2]]}).encode())]
     buffer = io.BytesIO()
     battles_.to_parquet(buffer)
     out.append((".parquet", buffer.getvalue()))

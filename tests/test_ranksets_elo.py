@@ -5,9 +5,9 @@ import pytest
 from scipy.stats import norm
 
 import bayesrank as br
+from bayesrank.data.simulate import item_names
 from bayesrank.results.elo import ELO_SCALE, Elo
 from bayesrank.results.ranksets import critical_value, rank_sets, top_set
-from bayesrank.data.simulate import item_names
 
 
 def bt_data(scores, n, seed):
@@ -71,14 +71,16 @@ def test_rank_sets_follow_their_definition(fit):
     names = fit.items
     for row in sets.itertuples():
         i = names.index(row.name)
-        surely = [(s.iloc[j] - s.iloc[i]) / np.sqrt(C[i, i] + C[j, j] - 2 * C[i, j]) for j in range(len(names)) if j != i]
+        surely = [(s.iloc[j] - s.iloc[i]) / np.sqrt(C[i, i] + C[j, j] - 2 * C[i, j])
+                  for j in range(len(names)) if j != i]
         assert row.rank_set_lower == 1 + sum(z > c for z in surely)
         assert row.rank_set_upper == len(names) - sum(z < -c for z in surely)
         assert row.rank_set_lower <= row.rank <= row.rank_set_upper
     # simultaneous sets are at least as wide as the one-at-a-time rank intervals
     board = fit.leaderboard().set_index("name")
     joined = sets.set_index("name").join(board[["rank_lower", "rank_upper"]])
-    assert (joined["rank_set_lower"] <= joined["rank_lower"]).all() and (joined["rank_set_upper"] >= joined["rank_upper"]).all()
+    assert (joined["rank_set_lower"] <= joined["rank_lower"]).all()
+    assert (joined["rank_set_upper"] >= joined["rank_upper"]).all()
     assert top_set(fit.tree, 1) == [n for n in sets["name"] if sets.set_index("name").loc[n, "rank_set_lower"] == 1]
     wider = rank_sets(fit.tree, 0.99)
     assert (wider["rank_set_lower"].to_numpy() <= sets["rank_set_lower"].to_numpy()).all()

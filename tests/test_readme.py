@@ -12,7 +12,6 @@ as written and checks that every NUTS example converges.
 """
 
 import functools
-
 import json
 import os
 import re

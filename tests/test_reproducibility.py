@@ -31,7 +31,8 @@ def digest(tree) -> str:
             values = ds[name].values
             h.update(name.encode())
             h.update(str(ds[name].dims).encode())
-            h.update(values.astype(str).tobytes() if values.dtype.kind in "OUS" else np.ascontiguousarray(values).tobytes())
+            text = values.dtype.kind in "OUS"
+            h.update(values.astype(str).tobytes() if text else np.ascontiguousarray(values).tobytes())
     return h.hexdigest()
 
 
@@ -173,6 +174,7 @@ def test_nuts_draws_bit_identical_across_processes():
     first, second = fresh_process(code), fresh_process(code)
     assert first == second
     # and after other fits in the process, of this model and others
-    after = fresh_process(code.replace("        fit = br.fit(br.BTL(), ", "        br.fit(br.Davidson(k_tie=1), 'arena-2024')\n"
+    after = fresh_process(code.replace("        fit = br.fit(br.BTL(), ",
+                                       "        br.fit(br.Davidson(k_tie=1), 'arena-2024')\n"
                                        "        br.fit(br.BTL(), 'mtbench-judges')\n        fit = br.fit(br.BTL(), "))
     assert after == first

@@ -68,10 +68,17 @@ Attribution: an integrated influence decomposition
 Examples
 --------
 >>> import bayesrank as br
->>> old = br.Fit.load("board/fit.nc")                              # doctest: +SKIP
->>> new = old.update("battles-2024-08-15.jsonl")                   # doctest: +SKIP
->>> changes = br.diff(old, new)                                    # doctest: +SKIP
->>> print(changes.to_text())                                       # doctest: +SKIP
+>>> import numpy as np
+>>> from bayesrank.data.simulate import battles
+>>> rng = np.random.default_rng(3)
+>>> old = br.fit(br.Davidson(), battles([1.0, 0.5, 0.0, -0.5], 3000, rng, eta=-1.0))
+>>> new = old.update(battles([1.0, 0.5, 0.0, 1.5], 2000, rng, eta=-1.0))   # m03 got better
+>>> changes = br.diff(old, new)
+>>> moved = changes.items.query("rank_old != rank_new")
+>>> moved[["name", "rank_old", "rank_new", "change", "own_battles"]].round(2)
+  name  rank_old  rank_new  change  own_battles
+2  m03         4         3    0.64         0.65
+3  m02         3         4   -0.18        -0.20
 """
 
 from __future__ import annotations
@@ -84,7 +91,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import ndtri
 
 from bayesrank.data.merge import align, check_compatible
-from bayesrank.errors import BayesrankError, DataError, options_checked
+from bayesrank.errors import BayesrankError, options_checked
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.information import Units, gradient, information, unit_effects
 from bayesrank.inference.optimize import maximise

@@ -28,10 +28,10 @@ from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.data.weights import inverse_pair_count
 from bayesrank.errors import BayesrankError, options_checked
 from bayesrank.inference.asymptotics import jacobian
-from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import Units, information, unit_effects
 from bayesrank.inference.intervals import comparison_units
 from bayesrank.inference.optimize import maximise
+from bayesrank.inference.structure import structure_of
 from bayesrank.results.fit import Fit
 from bayesrank.results.io import data_of, framework_of, method_of, model_data_of
 

@@ -12,9 +12,19 @@ Examples
 --------
 >>> import bayesrank as br
 >>> from bayesrank.analysis.style import style_control
->>> data = br.load(battles, contrasts=["length_diff", "markdown_diff"])   # doctest: +SKIP
->>> report = style_control(br.Davidson(), data)                            # doctest: +SKIP
->>> report.effects, report.leaderboard.head()                              # doctest: +SKIP
+>>> import numpy as np
+>>> from bayesrank.data.simulate import battles
+>>> records = battles([1.0, 0.5, 0.0, -0.5], 2000, np.random.default_rng(0), beta=[0.3], eta=-1.0)
+>>> report = style_control(br.Davidson(), br.load(records, contrasts=["z0"]))
+>>> report.effects.round(2)
+  contrast  estimate    se  lower  upper
+0       z0      0.19  0.05   0.08   0.29
+>>> report.leaderboard[["name", "rank", "rank_unadjusted"]]
+  name  rank  rank_unadjusted
+0  m00     1                1
+1  m01     2                2
+2  m02     3                3
+3  m03     4                4
 """
 
 from __future__ import annotations

@@ -404,7 +404,8 @@ def _case_colliding_keys(con, numbered: str, keys: Sequence[str], source: str) -
     if found is not None:
         raise DataError(f"record {found[0]} in {source} has the keys {spelled}, which differ only by letter case "
                         "or surrounding spaces: readers disagree on which one counts; keep one of them.")
-    firsts = con.execute(f"SELECT {', '.join(f'min(_record) FILTER (WHERE list_contains(json_keys(json), {_lit(k)}))' for k in clash)} "
+    first_of = (f"min(_record) FILTER (WHERE list_contains(json_keys(json), {_lit(k)}))" for k in clash)
+    firsts = con.execute(f"SELECT {', '.join(first_of)} "
                          f"FROM {numbered} WHERE json_type(json) = 'OBJECT'").fetchone()
     where = ", ".join(f"{k!r} (first in record {r})" for k, r in zip(clash, firsts))
     raise DataError(f"the records in {source} spell one key in several ways: {where}; they differ only by letter "
@@ -422,7 +423,7 @@ def table_from_frame(con, frame, source: str = "") -> Table:
         # a reader streams the records once; record ids and the judges' agreement are a second
         # pass over them, so a relation with those columns is read into one Arrow table
         again = {ID_COLUMN, "question_id"} & {str(c).strip() for c in frame.columns}
-        frame = frame.fetch_arrow_table() if again else frame.fetch_arrow_reader()
+        frame = frame.to_arrow_table() if again else frame.to_arrow_reader()
     elif type(frame).__module__.startswith("polars"):
         if hasattr(frame, "collect"):
             frame = frame.collect()

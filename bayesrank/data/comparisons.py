@@ -401,7 +401,8 @@ class Comparisons:
                             "judge column to have judges.")
         unknown = [n for n in names if n not in self.judges]
         if unknown:
-            raise DataError(f"{', '.join(map(repr, unknown))} {'is not a judge' if len(unknown) == 1 else 'are not judges'}"
+            verb = "is not a judge" if len(unknown) == 1 else "are not judges"
+            raise DataError(f"{', '.join(map(repr, unknown))} {verb}"
                             f" of the data; the judges are {', '.join(map(repr, self.judges))}.")
         drop = {self.judges.index(n) for n in names}
         keep = [k for k in range(self.n_judges) if k not in drop]

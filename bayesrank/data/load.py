@@ -17,7 +17,6 @@ from bayesrank.data.files import read
 from bayesrank.data.records import from_count_table, from_frame
 from bayesrank.errors import DataError, options_checked
 
-
 #: Libraries whose tables :func:`load` reads as records (through DuckDB).
 TABLE_MODULES = ("pandas", "polars", "pyarrow", "duckdb", "_duckdb")
 

@@ -195,9 +195,9 @@ def merge(old: Comparisons, new: Comparisons, *, source: str | None = None, old_
     Returns
     -------
     Comparisons
-        Counts, records, dropped records and reading notes added, the reading warnings of
-        both (each once); record ids kept when both have them; judge agreement pooled over the two (each side's shared records: verdicts
-        on one record split across the two sets are not paired).
+        Counts, records, dropped records and reading notes added, the reading warnings of both (each once); record ids
+        kept when both have them; judge agreement pooled over the two (each side's shared records: verdicts on one
+        record split across the two sets are not paired).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""The one rule that turns what a record writes into a name, and the look-alike names it cannot merge.
+r"""The one rule that turns what a record writes into a name, and the look-alike names it cannot merge.
 
 Model, judge and question names are compared as text, so two spellings a person reads as
 one name would otherwise become two items. The rule merges what is safe to merge and says
@@ -6,7 +6,7 @@ so; what it cannot merge safely it reports.
 
 **Normalised** (the name the models see), in this order:
 
-1. Unicode normal form NFC: a letter and its combining accent (``"e\\u0301"``) become the
+1. Unicode normal form NFC: a letter and its combining accent (``"e\u0301"``) become the
    composed letter (``"é"``); the two forms are canonically equivalent, so no text changes
    meaning.
 2. Characters that are invisible and never part of a name are removed wherever they stand:
@@ -68,8 +68,8 @@ def look_alike(name: str) -> str:
 
 
 def spelled(name: str) -> str:
-    """A name as written in messages: Python's quoted form, with the code points spelled out
-    (``'e\\u0301'``) when it is not plain ASCII, so that look-alikes differ on screen."""
+    r"""A name as written in messages: Python's quoted form, with the code points spelled out
+    (``'e\u0301'``) when it is not plain ASCII, so that look-alikes differ on screen."""
     return repr(name) if name.isascii() and name.isprintable() else ascii(name)
 
 

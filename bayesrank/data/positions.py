@@ -263,7 +263,8 @@ def order_sentence(order: PresentationOrder) -> str:
                       "identifies only how much judges who saw the same pairs differ in δ")
     return (f"positions were never swapped: each of the {order.n_pairs} pairs was shown in one order only{how}, "
             "so a preference for a position cannot be told apart from a preference for the models shown there. "
-            f"A preference of δ (logit) for the answer shown first moves these scores (shown first: share of a model's comparisons): {effects}. {identified}.")
+            "A preference of δ (logit) for the answer shown first moves these scores (shown first: share of a "
+            f"model's comparisons): {effects}. {identified}.")
 
 
 def position_warnings(data: Comparisons) -> list[str]:
@@ -290,7 +291,8 @@ def position_warnings(data: Comparisons) -> list[str]:
                    "verdicts follow the position, not the answers, and a position-bias model has no finite "
                    "estimate for it")
         else:
-            how = f"in {share:.1%} of {decisive:,} decisive verdicts{panel}: its verdicts follow the position, not the answers"
+            how = (f"in {share:.1%} of {decisive:,} decisive verdicts{panel}: its verdicts follow the position, "
+                   "not the answers")
         out.append(f"{who} chose the answer shown {row.position} {how}{then}; consider dropping it "
                    "(Comparisons.without_judges) and comparing the rankings with and without it")
     if order.confounded:

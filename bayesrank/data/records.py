@@ -72,7 +72,8 @@ def _read(frame, shape, both_bad_as_ties, covariates, source, contrasts=(), by=N
                           time_column=time_column, period=period)
 
 
-def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+def from_battles(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
+                 contrasts: Sequence[str] = (),
                  by: str | None = None, source: str = "", cluster: Sequence[str] | str = ()) -> Comparisons:
     """Read Chatbot Arena battle records.
 
@@ -150,7 +151,8 @@ def from_judgements(df, *, covariates: Sequence[str] = (), contrasts: Sequence[s
     return _read(df, "judgements", False, covariates, source, contrasts, cluster=cluster)
 
 
-def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
+                contrasts: Sequence[str] = (),
                 by: str | None = None, source: str = "", cluster: Sequence[str] | str = ()) -> Comparisons:
     """Read an aggregated count table in long form (e.g. :meth:`Comparisons.to_frame`).
 
@@ -178,7 +180,8 @@ def from_counts(df, *, both_bad_as_ties: bool | None = None, covariates: Sequenc
     return _read(df, "counts", both_bad_as_ties, covariates, source, contrasts, by, cluster)
 
 
-def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (), contrasts: Sequence[str] = (),
+def from_frame(df, *, both_bad_as_ties: bool | None = None, covariates: Sequence[str] = (),
+               contrasts: Sequence[str] = (),
                by: str | None = None, source: str = "", cluster: Sequence[str] | str = (),
                drop_duplicates: bool = False, time_column: str | None = None, period: str = "week") -> Comparisons:
     """Read a table of battle records, judge records or aggregated counts.
@@ -274,7 +277,8 @@ def from_count_table(table: Mapping, *, both_bad_as_ties: bool | None = None, so
         if not isinstance(pair, list) or len(pair) != 2:
             raise DataError(f"pair {row}{where}: 'X' entry {pair!r} is not a pair [i, j] of positions in 'models'.")
         for col, value in enumerate(pair):
-            whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value == int(value))
+            whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)
+                                               and value == int(value))
             if isinstance(value, bool) or not whole or not 0 <= value < len(names):
                 raise DataError(
                     f"pair {row}{where}: index {value!r} in 'X' is not a valid position in 'models' "
@@ -283,7 +287,8 @@ def from_count_table(table: Mapping, *, both_bad_as_ties: bool | None = None, so
             index[row, col] = int(value)
     width = {len(y) if isinstance(y, list) else -1 for y in Y}
     if len(width) != 1 or not width <= {2, 3, 4}:
-        bad = next(r for r, y in enumerate(Y) if not isinstance(y, list) or len(y) != len(Y[0]) or len(y) not in (2, 3, 4))
+        bad = next(r for r, y in enumerate(Y)
+                   if not isinstance(y, list) or len(y) != len(Y[0]) or len(y) not in (2, 3, 4))
         raise DataError(
             f"pair {bad}{where}: 'Y' row {Y[bad]!r} does not match the others; every row needs the same 2-4 counts "
             "(wins of i, wins of j[, ties[, both-bad ties]])."

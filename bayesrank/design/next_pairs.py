@@ -187,8 +187,12 @@ def next_pairs(fit, budget: int, goal: str = "ranks", *, k: int | None = None, m
     Examples
     --------
     >>> import bayesrank as br
-    >>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")              # doctest: +SKIP
-    >>> br.next_pairs(fit, 500, goal="top-k", k=10).pairs.head()      # doctest: +SKIP
+    >>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+    >>> plan = br.next_pairs(fit, 500, goal="top-k", k=10)
+    >>> plan.pairs[["model_a", "model_b", "n"]].head(2)
+                      model_a             model_b    n
+    0         athene-70b-0725  mistral-large-2407  383
+    1  gpt-4-turbo-2024-04-09  mistral-large-2407  117
     """
     fit = fit if isinstance(fit, Fit) else Fit(fit) if isinstance(fit, xr.DataTree) else _not_a_fit(fit)
     budget = _check_budget(budget)
@@ -255,8 +259,9 @@ def allocate(belief: Belief, cand: Candidates, target: Goal, budget: int, stages
         step = None if target.name != "all-pairs" and now < SETTLED else _stage(Q, T, size)
         if step is None:   # nothing left to settle: the rest reduces every score difference's variance
             if not notes:
-                notes.append(f"the goal is settled (its uncertainty is {now:.2g}, below {SETTLED:g}): more votes do not "
-                             "change it, so they follow the all-pairs design (every score difference's variance).")
+                notes.append(f"the goal is settled (its uncertainty is {now:.2g}, below {SETTLED:g}): more votes "
+                             "do not change it, so they follow the all-pairs design (every score difference's "
+                             "variance).")
             m = belief.score.size
             D = m * np.eye(m) - np.ones((m, m))
             Q, T = forms(belief, D if target.projector is None else target.projector @ D @ target.projector)

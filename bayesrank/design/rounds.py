@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.simulate import item_names, outcomes
 from bayesrank.design.next_pairs import next_pairs
 from bayesrank.errors import BayesrankError
 from bayesrank.model.framework import Framework
 from bayesrank.results.fit import fit as fit_model
-from bayesrank.data.simulate import item_names, outcomes
 
 #: The policies :func:`simulate_rounds` compares.
 POLICIES = ("next-pairs", "uniform", "arena")

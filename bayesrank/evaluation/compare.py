@@ -30,12 +30,12 @@ from arviz_stats.loo import SamplingWrapper
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from bayesrank.runtime import progress
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import BayesrankError, options_checked
 from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.model.framework import OBSERVED, Framework
 from bayesrank.results.fit import Fit, fit as fit_framework
+from bayesrank.runtime import progress
 
 #: Pareto k̂ above which PSIS-LOO is not trusted for a cell (Vehtari et al. 2024).
 K_THRESHOLD = 0.7

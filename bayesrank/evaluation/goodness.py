@@ -1,6 +1,7 @@
 """Model evaluation exactly as the leaderbot paper ("A Statistical Framework for Ranking
-LLM-Based Chatbots", App. D.2–D.4),
-with corrected information criteria. (Leave-one-out comparison: :mod:`bayesrank.evaluation.compare`.)
+LLM-Based Chatbots", App. D.2–D.4), with corrected information criteria.
+
+Leave-one-out comparison: :mod:`bayesrank.evaluation.compare`.
 
 Goodness of fit (paper App. D.3) on a set of cells E (pairs, for pair-aggregated data such
 as arena-2024), with observed counts w, l, t, n = w + l + t per cell and predicted
@@ -24,9 +25,12 @@ Examples
 --------
 >>> import bayesrank as br
 >>> from bayesrank.evaluation.goodness import goodness_of_fit, generalization
->>> fit = br.fit(br.RaoKupper(k_tie=10), "arena-2024")         # doctest: +SKIP
->>> goodness_of_fit(fit)                                        # doctest: +SKIP
->>> generalization(br.RaoKupper(k_tie=10), "arena-2024")        # doctest: +SKIP
+>>> fit = br.fit(br.RaoKupper(), "arena-2024")
+>>> round(goodness_of_fit(fit)["rmse_all"], 2)
+77.26
+>>> train_fit, held_out = generalization(br.RaoKupper(), "arena-2024")
+>>> held_out["n_train_cells"], held_out["n_test_cells"], round(held_out["nll"], 4)
+(3109, 346, 1.0101)
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError, ModelSpecError, options_checked
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.predict import cell_log_probs
-
 
 
 # ------------------------------------------------------------------------------ core metrics

@@ -26,8 +26,14 @@ Examples
 --------
 >>> import bayesrank as br
 >>> from bayesrank.evaluation.selection import select_rank
->>> sel = select_rank(br.HJA(), "mtbench-judges", criterion="cv", max_rank=3)   # doctest: +SKIP
->>> sel.rank, sel.criteria                                             # doctest: +SKIP
+>>> sel = select_rank(br.HJA(), "mtbench-judges", criterion="bic", max_rank=2)
+>>> sel.rank
+1
+>>> sel.criteria[["rank", "value", "d_r"]].round(1)
+   rank    value  d_r
+0     0  10009.2    0
+1     1   8717.6   22
+2     2   8873.2   42
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from bayesrank.runtime import progress
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import DataError, ModelSpecError, options_checked
@@ -47,6 +52,7 @@ from bayesrank.model.framework import Framework
 from bayesrank.model.hja import HJA, max_rank as rank_bound
 from bayesrank.results.fit import fit
 from bayesrank.results.predict import cell_log_probs
+from bayesrank.runtime import progress
 
 CRITERIA = ("cv", "bic", "loo")
 #: Pareto k above which a PSIS-LOO point is unreliable.
@@ -245,7 +251,8 @@ def _cross_validate(framework, data, ranks, folds, random_seed):
     losses = {r: [] for r in ranks}
     failed = {r: False for r in ranks}
     notes = []
-    steps = [(f, train, test, r) for f, (train, test) in enumerate(record_folds(data, folds, random_seed)) for r in ranks]
+    splits = enumerate(record_folds(data, folds, random_seed))
+    steps = [(f, train, test, r) for f, (train, test) in splits for r in ranks]
     for f, train, test, r in progress.track(steps, f"rank selection: {folds}-fold cross-validation of ranks "
                                                    f"{min(ranks)}-{max(ranks)}"):
         if failed[r]:

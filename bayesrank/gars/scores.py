@@ -1,10 +1,10 @@
 """Generalised average ranking scores (GARS): Borda, Bradley–Terry projection, Rank Centrality.
 
-A GARS is a known function F of the pairwise outcome probabilities μ_jkc = P(category c |
-item j shown first, item k second), averaged over contexts: θ = E_X[F(μ(X))] (Frauen et al.,
-"Nonparametric LLM Evaluation from Preference Data", §4.2 and App. C). It is the common currency of this package: any fit (a
-Davidson model, a judge-aware model, a saturated model of the raw counts) implies μ for every
-pair, and F turns it into scores on one scale, whatever the fit's native parameters.
+A GARS is a known function F of the pairwise outcome probabilities μ_jkc = P(category c | item j shown first, item k
+second), averaged over contexts: θ = E_X[F(μ(X))] (Frauen et al., "Nonparametric LLM Evaluation from Preference Data",
+§4.2 and App. C). It is the common currency of this package: any fit (a Davidson model, a judge-aware model, a saturated
+model of the raw counts) implies μ for every pair, and F turns it into scores on one scale, whatever the fit's native
+parameters.
 
 Every F is written once, in :func:`functional`, on array-namespace calls that NumPy and
 PyTensor share (``xp`` is ``numpy`` or ``pytensor.tensor``): NumPy evaluates it directly and
@@ -45,25 +45,25 @@ import pandas as pd
 import pytensor
 import pytensor.tensor as pt
 import xarray as xr
-from pytensor.gradient import jacobian as _pt_jacobian
-from pytensor.gradient import pushforward
+from pytensor.gradient import jacobian as _pt_jacobian, pushforward
 from scipy.stats import norm
 
-from bayesrank.runtime import progress
 from bayesrank.data import bothbad
 from bayesrank.data.comparisons import FIRST_A, Comparisons
 from bayesrank.data.load import load
 from bayesrank.errors import BayesrankError, options_checked
-from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import outcome_jacobian
+from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import plain
 from bayesrank.model.framework import Framework
 from bayesrank.model.paired import BradleyTerry, Davidson
 from bayesrank.model.saturated import PairCounts, multinomial_covariance, pair_counts, posterior_concentration
-from bayesrank.model.scoring import SCHEMES, SCORES, Scheme, scheme_of
+from bayesrank.model.scoring import SCORES, Scheme, scheme_of
 from bayesrank.results.estimates import check_level, draws as variable_draws, interval_kind, point, stored_covariance
 from bayesrank.results.fit import Fit, fit as fit_framework
 from bayesrank.results.io import framework_of, method_of, model_data_of
+from bayesrank.runtime import progress
+
 
 def default_model(data: Comparisons) -> Framework:
     """The model whose implied probabilities give the GARS of data that leave pairs uncompared:
@@ -478,8 +478,8 @@ def from_fit(fit, score: str = "borda", scheme: str | Scheme = "win-loss-tie", *
         free = {(min(a, b), max(a, b)) for a, b in zip(cells["item_a"][~identified], cells["item_b"][~identified])}
         why = ("the fit has no estimate (the MLE does not exist), so neither have its GARS." if identified.all() else
                f"the compared pairs do not determine the tie threshold of {len(free)} pairs never compared under "
-               f"{framework.label} (the likelihood is flat along a direction that moves it), and GARS read every pair's "
-               "probabilities, so there are none: use a model with fewer tie factors (k_tie).")
+               f"{framework.label} (the likelihood is flat along a direction that moves it), and GARS read every "
+               "pair's probabilities, so there are none: use a model with fewer tie factors (k_tie).")
         nan = np.full(K, np.nan)
         return Gars(score, scheme.name, source, interval_kind(tree), tuple(data.items), nan, nan, None,
                     np.full((1, K), np.nan), len(ctx), True, (why,))

@@ -1,14 +1,13 @@
 """The asymptotic normal of the MLE pushed to every model variable: delta-method standard
 errors and draws.
 
-With Cov(θ̂) = L Lᵀ, the delta-method covariance of any variable q(θ) is (J L)(J L)ᵀ with
-J = ∂q/∂θ. Its columns J L_j are directional derivatives along the columns of L, taken here
-by central differences of the model's own map θ ↦ variables, a few hundred rows per call;
-no ``(variables × θ)`` Jacobian is ever formed. Where the variables not affine in θ are
-functions of at most half of θ's coordinates (the Thurstonian ones of a model with a tie
-factor), their Jacobian in those coordinates is taken instead, by differences along each, and
-J Cov(θ̂) Jᵀ formed from Cov(θ̂) there: fewer evaluations of the map than directions of L. Draws are θ̂ + L z, z ~ N(0, I), pushed
-through the same map (exactly normal for the variables linear in θ, such as the scores).
+With Cov(θ̂) = L Lᵀ, the delta-method covariance of any variable q(θ) is (J L)(J L)ᵀ with J = ∂q/∂θ. Its columns J L_j
+are directional derivatives along the columns of L, taken here by central differences of the model's own map θ ↦
+variables, a few hundred rows per call; no ``(variables × θ)`` Jacobian is ever formed. Where the variables not affine
+in θ are functions of at most half of θ's coordinates (the Thurstonian ones of a model with a tie factor), their
+Jacobian in those coordinates is taken instead, by differences along each, and J Cov(θ̂) Jᵀ formed from Cov(θ̂) there:
+fewer evaluations of the map than directions of L. Draws are θ̂ + L z, z ~ N(0, I), pushed through the same map (exactly
+normal for the variables linear in θ, such as the scores).
 """
 
 from __future__ import annotations
@@ -46,8 +45,8 @@ def covariance_factor(cov: np.ndarray) -> np.ndarray:
 
 
 def linear_covariances(structure: Structure, cov: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact covariances of the variables that are affine in θ, B Cov(θ̂)[cols, cols] Bᵀ with B in its sparse-plus-rank-one form:
-    O(size²) per variable for the zero-sum scores, where differences along the columns of a
+    """Exact covariances of the variables that are affine in θ, B Cov(θ̂)[cols, cols] Bᵀ with B in its
+    sparse-plus-rank-one form: O(size²) per variable for the zero-sum scores, where differences along the columns of a
     covariance factor cost O(size³)."""
     index = np.arange(cov.shape[0])
     return {name: B.congruence(cov[np.ix_(index[cols], index[cols])])
@@ -304,10 +303,9 @@ class MappedDraws(_DrawnWhenRead):
 
 
 class LazyDraws(BackendArray):
-    """One variable's draws from an :class:`AffineDraws` or a :class:`MappedDraws`, an array of ``shape`` (``(draws, *var)``,
-    or ``(1, draws, *var)`` with a chain axis) made when indexed: xarray's lazily indexed array
-    for a variable of the fit's posterior group (xarray's backend interface); ``np.asarray``
-    reads it."""
+    """One variable's draws from an :class:`AffineDraws` or a :class:`MappedDraws`, an array of ``shape`` (``(draws,
+    *var)``, or ``(1, draws, *var)`` with a chain axis) made when indexed: xarray's lazily indexed array for a variable
+    of the fit's posterior group (xarray's backend interface); ``np.asarray`` reads it."""
 
     def __init__(self, source: AffineDraws | MappedDraws, columns: slice, shape: tuple):
         self.source, self.columns, self.shape, self.dtype = source, columns, tuple(shape), np.dtype(float)

@@ -75,7 +75,9 @@ def function(inputs, outputs, **kwargs):
 
 def _vectorised_scalar_ops():
     """A rewrite giving the NumPy thunks a vectorised form of the elementwise operations that
-    PyTensor implements only per element in Python (``np.frompyfunc`` on the scalar ``impl``):
+    PyTensor implements only per element in Python (``np.frompyfunc`` on the scalar ``impl``).
+
+    The operations:
 
     * softplus(x) = max(x, 0) + log1p(exp(−|x|)), exact for every finite x and ±∞;
     * log1mexp(x) = log(1 − eˣ) (x ≤ 0) = log(−expm1(x)) for x > −log 2, log1p(−eˣ) below

@@ -101,9 +101,11 @@ class Arrowhead:
     @cached_property
     def inverse_band(self) -> np.ndarray:
         """``(p + 1, n)``: the entries of A⁻¹ inside the band, ``out[d, i] = (A⁻¹)[i, i + d]`` (zero past
-        the end), by Takahashi's recursions (the module docstring) a block of p coordinates at a time,
-        from the last block back. With A = UᵀU, Σ = A⁻¹ solves U Σ = U⁻ᵀ, whose right side is lower
-        triangular; for a block I followed by the next p coordinates K (whose Σ_KK the step before gave),
+        the end), by Takahashi's recursions (the module docstring).
+
+        A block of p coordinates at a time, from the last block back. With A = UᵀU, Σ = A⁻¹ solves U Σ = U⁻ᵀ, whose
+        right side is lower triangular; for a block I followed by the next p coordinates K (whose Σ_KK the step before
+        gave),
 
             Σ_IK = −U_II⁻¹ U_IK Σ_KK,    Σ_II = U_II⁻¹ (U_II⁻ᵀ − U_IK Σ_IKᵀ),
 

@@ -300,5 +300,6 @@ def describe(intervals: str, names: tuple[str, ...], n_clusters: dict) -> str:
             f"{n_clusters.get(' ∩ '.join(names), 0):,} intersections)")
 
 
-__all__ = ["FEW_CLUSTERS", "NEGATIVE", "cluster_bootstrap", "cluster_meat", "cluster_names", "cluster_notes", "cluster_scores",
+__all__ = ["FEW_CLUSTERS", "NEGATIVE", "cluster_bootstrap", "cluster_meat", "cluster_names", "cluster_notes",
+           "cluster_scores",
            "clustered_sandwich", "clustered_sandwich_factor", "describe", "groups_of", "prepared_clusters"]

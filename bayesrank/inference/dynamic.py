@@ -425,10 +425,13 @@ def hyperparameters(tilted: Tilted, kappa: float, slab: float, rate: float, sear
                          - (np.log(sigma) - np.log(priors.slab)) ** 2 / (2.0 * priors.slab_sd**2))
         return out
 
-    logit = (lambda r: np.log(r) - np.log1p(-r))
+    def logit(r):
+        return np.log(r) - np.log1p(-r)
+
     start = np.array([np.log(slab), logit(rate)])
     if search:
-        a, b = np.meshgrid(np.linspace(np.log(1e-2), np.log(10.0), HYPER_GRID), np.linspace(logit(low), 0.0, HYPER_GRID))
+        a, b = np.meshgrid(np.linspace(np.log(1e-2), np.log(10.0), HYPER_GRID),
+                           np.linspace(logit(low), 0.0, HYPER_GRID))
         a, b = np.append(a.ravel(), start[0]), np.append(b.ravel(), start[1])
         best = int(np.argmin(negatives(a, b)))
         start = np.array([a[best], b[best]])

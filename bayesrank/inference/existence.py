@@ -28,8 +28,7 @@ from scipy.sparse import coo_matrix, vstack
 
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.inference.information import (SINGULAR, CellDerivatives, cell_matrix, extreme_eigenvalues,
-                                             separate_blocks)
+from bayesrank.inference.information import SINGULAR, CellDerivatives, cell_matrix, extreme_eigenvalues, separate_blocks
 from bayesrank.inference.optimize import maximise
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.model.judge_aware import judge_existence
@@ -65,10 +64,10 @@ def check_existence(framework, bound: Bound, theta: np.ndarray, values: dict, ma
     Returns
     -------
     dict
-        ``mle_exists`` (bool), ``warnings`` (list of str), ``existence_check`` (what decided:
-        ``"graph"``, ``"locked cells"``, ``"certificate"`` or ``"linear programme"``, :func:`recession`), ``diverging`` (only when a direction
-        of unbounded likelihood was found: its entries by variable) and, for judge-aware models, ``degenerate_judges``,
-        ``signed_sensitivity`` and ``recommendation``.
+        ``mle_exists`` (bool), ``warnings`` (list of str), ``existence_check`` (what decided: ``"graph"``,
+        ``"locked cells"``, ``"certificate"`` or ``"linear programme"``, :func:`recession`), ``diverging``
+        (only when a direction of unbounded likelihood was found: its entries by variable) and, for judge-aware
+        models, ``degenerate_judges``, ``signed_sensitivity`` and ``recommendation``.
     """
     prepared = bound.data
     exists, warnings = mle_existence(prepared)
@@ -153,7 +152,8 @@ def separated_judges(bound: Bound, theta: np.ndarray) -> dict[str, int]:
 
 def _separated_sentence(separated: dict[str, int]) -> str:
     """:func:`separated_judges`' finding, in words."""
-    detail = ", ".join(f"'{name}' ({n:,} verdict{'s' if n != 1 else ''})" for name, n in list(separated.items())[:_LISTED])
+    listed = list(separated.items())[:_LISTED]
+    detail = ", ".join(f"'{name}' ({n:,} verdict{'s' if n != 1 else ''})" for name, n in listed)
     more = f" (+{len(separated) - _LISTED} more)" if len(separated) > _LISTED else ""
     return (f"the judge-aware maximum-likelihood estimate does not exist: every verdict of {detail}{more} agrees "
             "with the order of the scores, so that judge's discrimination γ → ∞ (with Σ log γ = 0: the other "
@@ -381,9 +381,10 @@ def _extremes(gram: np.ndarray) -> tuple[float, float] | None:
     """The smallest and largest eigenvalues of ``gram`` scaled to a unit diagonal, or None when a
     diagonal entry is not positive (a coordinate no locked cell moves) or it is not positive
     definite."""
-    scale = np.sqrt(np.diag(gram))
-    if not np.all(scale > 0):
+    diagonal = np.diag(gram)
+    if not np.all(diagonal > 0):  # also a NaN entry: checked before the square root
         return None
+    scale = np.sqrt(diagonal)
     gram = gram / np.outer(scale, scale)
     smallest, largest, _ = extreme_eigenvalues(0.5 * (gram + gram.T), definite_only=True)
     return None if not np.isfinite(smallest) else (smallest, largest)

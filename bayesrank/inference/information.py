@@ -37,9 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, cho_factor, eigh, lapack
-from scipy.sparse.linalg import LinearOperator
-
-from scipy.sparse.linalg import ArpackError, eigsh
+from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference.natural import SPARSE_FROM

@@ -29,13 +29,13 @@ from dataclasses import replace
 import numpy as np
 from scipy.linalg import blas, cholesky, eigh
 
-from bayesrank.runtime import progress
 from bayesrank.data.checks import mle_existence
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.information import Units, information
 from bayesrank.inference.optimize import maximise
 from bayesrank.inference.structure import Bound
 from bayesrank.model.framework import Framework
+from bayesrank.runtime import progress
 
 #: How each interval method is described in a fit (``estimate.attrs["covariance"]``).
 DESCRIPTIONS = {

@@ -155,7 +155,8 @@ class PredictorKernel:
     def _flat_grad(self, scalar):
         u, _, value = self._symbols
         n = value.shape[0]
-        return pt.concatenate([g.reshape((n, -1)) for g in pt.grad(scalar, [u[k] for k in self.keys], disconnected_inputs="ignore")], axis=1)
+        grads = pt.grad(scalar, [u[k] for k in self.keys], disconnected_inputs="ignore")
+        return pt.concatenate([g.reshape((n, -1)) for g in grads], axis=1)
 
     def _compile(self, graph):
         inputs, outputs = graph()

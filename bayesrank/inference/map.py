@@ -52,18 +52,41 @@ from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.errors import ModelSpecError
 from bayesrank.inference import asymptotics
 from bayesrank.inference.backend import one_thread
-from bayesrank.inference.clustered import (cluster_bootstrap, cluster_names, cluster_notes, clustered_sandwich,
-                                           clustered_sandwich_factor, describe, prepared_clusters)
+from bayesrank.inference.clustered import (
+    cluster_bootstrap,
+    cluster_names,
+    cluster_notes,
+    clustered_sandwich,
+    clustered_sandwich_factor,
+    describe,
+    prepared_clusters,
+)
 from bayesrank.inference.existence import check_existence
-from bayesrank.inference.information import (SINGULAR, CellDerivatives, cholesky_inverse, extreme_eigenvalues,
-                                             inverse_factor)
-from bayesrank.inference.information import information as information_matrix
-from bayesrank.inference.intervals import (DESCRIPTIONS, bootstrap, comparison_meat, comparison_units, sandwich,
-                                           sandwich_factor)
-from bayesrank.inference.laplace import DESCRIPTION as LAPLACE
-from bayesrank.inference.laplace import existence as penalised_existence
-from bayesrank.inference.laplace import (check_effects_options, check_effects_size, fit_effects, penalty_of,
-                                         spread_values)
+from bayesrank.inference.information import (
+    SINGULAR,
+    CellDerivatives,
+    cholesky_inverse,
+    extreme_eigenvalues,
+    information as information_matrix,
+    inverse_factor,
+)
+from bayesrank.inference.intervals import (
+    DESCRIPTIONS,
+    bootstrap,
+    comparison_meat,
+    comparison_units,
+    sandwich,
+    sandwich_factor,
+)
+from bayesrank.inference.laplace import (
+    DESCRIPTION as LAPLACE,
+    check_effects_options,
+    check_effects_size,
+    existence as penalised_existence,
+    fit_effects,
+    penalty_of,
+    spread_values,
+)
 from bayesrank.inference.optimize import MAXITER, Optimum, maximise, moved_starts
 from bayesrank.inference.structure import Bound, structure_of
 from bayesrank.inference.tree import assemble, coords_of, variable_dims
@@ -169,8 +192,9 @@ def fit_map(
     intervals = intervals or ("sandwich" if reweight or names else framework.default_intervals)
     _check_options(framework, kind, intervals, draws, n_boot, restarts, random_seed, maxiter)
     if intervals == "bootstrap" and len(names) > 1:
-        raise ModelSpecError(f"the cluster bootstrap resamples the clusters of one column, not two ({', '.join(names)}):"
-                             f" pass cluster={names[0]!r}, or intervals='sandwich' for two-way clustering.")
+        raise ModelSpecError("the cluster bootstrap resamples the clusters of one column, not two "
+                             f"({', '.join(names)}): pass cluster={names[0]!r}, or intervals='sandwich' for two-way "
+                             "clustering.")
     with one_thread():
         return _fit_map(framework, data, kind, intervals, draws, n_boot, reweight, restarts, random_seed,
                         maxiter, init, names)
@@ -383,7 +407,8 @@ def assess(framework: Framework, bound: Bound, optimum: Optimum, gauge, kind: st
     if chart is not None:
         observed = chart.T @ observed @ chart
     finite = bool(np.all(np.isfinite(observed)))
-    large = observed.shape[0] > DENSE_COVARIANCE_MAX and kind == "observed" and intervals in ("wald", "sandwich") and chart is None
+    large = (observed.shape[0] > DENSE_COVARIANCE_MAX and kind == "observed" and intervals in ("wald", "sandwich")
+             and chart is None)
     if not finite:
         eig_min, eig_max, factor, observed = float("nan"), float("nan"), None, None
     else:
@@ -497,7 +522,8 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
                     notes += more
                     diagnostics["clusters"] = info
                 elif intervals == "sandwich":  # a factor too: no n × n covariance
-                    factor = sandwich_factor(bound, theta, factor, comparison_units(framework, data, bound.data, weights))
+                    units = comparison_units(framework, data, bound.data, weights)
+                    factor = sandwich_factor(bound, theta, factor, units)
             else:
                 if kind == "observed":
                     cov = cholesky_inverse(found.factor) / n

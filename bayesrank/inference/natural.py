@@ -372,7 +372,8 @@ class NaturalMap:
         if not inside.any():
             return None
         r, c = np.nonzero(inside)
-        J = sp.csr_matrix((jac[r, c], (r, rows[r, c] - rows_k.start)), shape=(rows.shape[0], rows_k.stop - rows_k.start))
+        J = sp.csr_matrix((jac[r, c], (r, rows[r, c] - rows_k.start)),
+                          shape=(rows.shape[0], rows_k.stop - rows_k.start))
         return np.asarray(J @ (block.S if block.u is None and not sp.issparse(block.S) else block.dense()))
 
     def __call__(self, theta: np.ndarray) -> np.ndarray:

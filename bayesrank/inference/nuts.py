@@ -19,7 +19,6 @@ from importlib.util import find_spec
 import numpy as np
 import xarray as xr
 
-from bayesrank.runtime import progress
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.errors import ModelSpecError
@@ -28,9 +27,10 @@ from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.tree import assemble
 from bayesrank.inference.warm import MASS_DRAWS, WarmStart, whitened_starts
 from bayesrank.inference.whiten import WHITE, Whitening, posterior_of, whitened_model, whitening
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import OBSERVED, STYLE, Framework
 from bayesrank.model.links import TIE_LINKS
+from bayesrank.runtime import progress
+from bayesrank.runtime.lazy import lazy_module
 
 # imported when sampling starts: a MAP fit never loads ArviZ (bayesrank.runtime.lazy)
 az = lazy_module("arviz")
@@ -405,7 +405,10 @@ def sampling_diagnostics(idata, var_names) -> dict:
     """Worst r̂ and ESS over the reported variables, and the number of divergences."""
     post = idata["posterior"].to_dataset()
     names = [v for v in var_names if v in post]
-    summary = az.summary(idata, var_names=names, kind="diagnostics")
+    # an entry held constant by a constraint (a fixed loading) has no within-chain variance: its
+    # r̂ is 0/0, NaN, and the maximum below skips it
+    with np.errstate(divide="ignore", invalid="ignore"):
+        summary = az.summary(idata, var_names=names, kind="diagnostics")
     stats = idata["sample_stats"]
     n_div = int(np.sum(stats["diverging"].values)) if "diverging" in stats else 0
     out = {

@@ -1,8 +1,8 @@
 """The optimiser of every MAP fit: a trust-region Newton method with the exact Hessian.
 
-The objective is the mean negative log-likelihood per comparison, shifted to vanish at the
-start, f(θ) = −(ℓ(θ) − ℓ(θ₀))/n, with its gradient and exact Hessian from the per-cell derivatives of the framework's own predictors and
-link (:mod:`bayesrank.inference.information`). SciPy minimises it:
+The objective is the mean negative log-likelihood per comparison, shifted to vanish at the start, f(θ) = −(ℓ(θ) −
+ℓ(θ₀))/n, with its gradient and exact Hessian from the per-cell derivatives of the framework's own predictors and link
+(:mod:`bayesrank.inference.information`). SciPy minimises it:
 
 * up to :data:`DENSE_MAX` free coordinates by ``trust-exact`` (the dense Hessian and a nearly
   exact solution of each trust-region subproblem, Moré–Sorensen: it follows negative curvature,

@@ -309,7 +309,7 @@ class Structure:
         return lp.reshape(-1, len(cells["item_a"]), 3) if draws else lp
 
     def bind(self, data: Comparisons) -> Bound:
-        """This structure with one fit's (prepared) data."""
+        """The structure bound to one fit's (prepared) data."""
         return Bound(self, data)
 
 

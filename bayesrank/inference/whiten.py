@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytensor.tensor as pt
 import xarray as xr
-from scipy.linalg import cholesky, solve_triangular
 from pytensor.graph.replace import graph_replace
+from scipy.linalg import cholesky, solve_triangular
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.inference.backend import one_thread
@@ -32,8 +32,8 @@ from bayesrank.inference.optimize import MAXITER, maximise
 from bayesrank.inference.structure import structure_of
 from bayesrank.inference.tree import coords_of, variable_dims
 from bayesrank.inference.warm import starting_theta
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Framework
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 
@@ -79,7 +79,8 @@ def whitening(framework: Framework, data: Comparisons, model, init=None) -> Whit
         return Whitening(None, None, "the likelihood has a continuous symmetry: its covariance is singular")
     flat, weak, point = structure_of(framework, prepared, "flat"), structure_of(framework, prepared, "weak"), \
         model.initial_point()
-    if [(v.name, point[v.name].shape) for v in model.value_vars] != [(v.name, flat.slices[v.name][1]) for v in flat.value_vars]:
+    shapes = [(v.name, point[v.name].shape) for v in model.value_vars]
+    if shapes != [(v.name, flat.slices[v.name][1]) for v in flat.value_vars]:
         return Whitening(None, None, "the prior changes the free coordinates")
     bound = flat.bind(prepared)
     with one_thread():  # as the MAP fit (inference/backend.py)

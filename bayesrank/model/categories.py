@@ -1,4 +1,4 @@
-"""Per-category leaderboards with partial pooling: a hierarchical Bradley–Terry / Davidson model.
+r"""Per-category leaderboards with partial pooling: a hierarchical Bradley–Terry / Davidson model.
 
 Records grouped by a category (language, task type: ``load(..., by=COLUMN)``, CLI ``--by``)
 give one leaderboard per category. Fitted separately, a small category gets noisy scores (or
@@ -7,8 +7,8 @@ differences are lost. The hierarchical model sits in between:
 
 .. math::
 
-    s_{k,i} = μ_i + τ δ_{k,i}, \\qquad δ_{k,·} \\sim \\mathrm{ZeroSumNormal}(1), \\qquad
-    τ \\sim \\mathrm{HalfNormal}(σ_τ), \\qquad μ \\sim \\mathrm{ZeroSumNormal}(σ_s),
+    s_{k,i} = μ_i + τ δ_{k,i}, \qquad δ_{k,·} \sim \mathrm{ZeroSumNormal}(1), \qquad
+    τ \sim \mathrm{HalfNormal}(σ_τ), \qquad μ \sim \mathrm{ZeroSumNormal}(σ_s),
 
 with d = s_{k,a} − s_{k,b} (+ style terms) in category k. The spread τ is learnt from the data:
 categories that agree pull each other's scores together, and a small category borrows strength
@@ -28,7 +28,6 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import (
     AS_OBSERVED,
     TIES_AS_HALVES,
@@ -42,6 +41,7 @@ from bayesrank.model.framework import (
 )
 from bayesrank.model.links import TIE_LINKS, TIE_OPTIONS, link_of
 from bayesrank.model.structures import free_real, zero_sum_scores
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")

@@ -48,10 +48,10 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Framework, Local, Predictor, Priors
 from bayesrank.model.paired import BradleyTerry, Davidson, RaoKupper
 from bayesrank.model.structures import free_real
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
@@ -155,7 +155,9 @@ def grid_of(active: np.ndarray) -> Grid:
         jump_to.append(slot[i, seen[1:]])
         jump_item.append(np.full(seen.size - 1, i))
         jump_period.append(seen[1:])
-    cat = (lambda parts: np.concatenate(parts).astype(np.int64))
+    def cat(parts):
+        return np.concatenate(parts).astype(np.int64)
+
     return Grid(active, slot, carry, cat(jump_from), cat(jump_to), cat(jump_item), cat(jump_period))
 
 
@@ -173,7 +175,9 @@ def pooled(data: Comparisons) -> Comparisons:
     per pair and period, the same likelihood in fewer cells."""
     key = (data.a * data.n_items + data.b) * len(data.periods) + data.period
     unique, inverse = np.unique(key, return_inverse=True)
-    total = (lambda x: np.bincount(inverse, x, unique.size))
+    def total(x):
+        return np.bincount(inverse, x, unique.size)
+
     return replace(data, a=unique // len(data.periods) // data.n_items, b=unique // len(data.periods) % data.n_items,
                    period=unique % len(data.periods), wins_a=total(data.wins_a), wins_b=total(data.wins_b),
                    ties=total(data.ties), ties_bothbad=total(data.ties_bothbad), first=None, judge=None,
@@ -215,9 +219,19 @@ class Dynamic(Framework):
     Examples
     --------
     >>> import bayesrank as br
-    >>> data = br.load("battles.csv", time_column="tstamp", period="week")   # doctest: +SKIP
-    >>> fit = br.fit(br.Dynamic(br.BradleyTerry()), data)                    # doctest: +SKIP
-    >>> fit.changes()                                                         # doctest: +SKIP
+    >>> import numpy as np
+    >>> from bayesrank.data.simulate import arena_over_time
+    >>> arena = arena_over_time(6, 6, 2000, np.random.default_rng(1), change_share=0.3)
+    >>> arena.changes.round(2)
+      name      period  size
+    0  m03  2024-01-22  0.70
+    1  m05  2024-01-15 -0.59
+    >>> data = br.load(arena.records, time_column="date", period="week")
+    >>> fit = br.fit(br.Dynamic(br.BradleyTerry()), data)
+    >>> fit.changes()[["name", "period"]]
+      name      period
+    0  m05  2024-01-15
+    1  m03  2024-01-22
     """
 
     base: Framework = field(default_factory=BradleyTerry)

@@ -27,9 +27,9 @@ from functools import cached_property
 import numpy as np
 
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.links import cell_loglik, log_probs
 from bayesrank.model.structures import free_real
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")

@@ -1,4 +1,4 @@
-"""HJA: heterogeneous judge-aware ranking — consensus, signed judge sensitivity and low-rank
+r"""HJA: heterogeneous judge-aware ranking — consensus, signed judge sensitivity and low-rank
 judge disagreement (Yu, Wang, Chen, Li & Du, "Heterogeneous Judge-Aware Ranking with
 Sensitivity, Disagreement, and Confidence", arXiv:2605.05073).
 
@@ -6,7 +6,7 @@ Every judge k has its own scores S_k over the N items, and the K×N score matrix
 
 .. math::
 
-    S = γ μ^⊤ + U V^⊤, \\qquad P(a ≻ b \\mid k) = σ(S_{ka} − S_{kb} \\;[+\\, δ_k x]),
+    S = γ μ^⊤ + U V^⊤, \qquad P(a ≻ b \mid k) = σ(S_{ka} − S_{kb} \;[+\, δ_k x]),
 
 with the consensus μ (the row average of S), the signed consensus sensitivity γ_k (Σγ = K,
 γ_k ≤ 0 allowed) and a rank-r disagreement UVᵀ orthogonal to the consensus (the paper's
@@ -62,8 +62,15 @@ components to zero. Override with ``HJA(rank=1, priors=HJAPriors(disagreement=0.
 Examples
 --------
 >>> import bayesrank as br
->>> fit = br.fit(br.HJA(rank=1), "mtbench-judges")     # doctest: +SKIP
->>> fit.leaderboard()                                   # doctest: +SKIP
+>>> fit = br.fit(br.HJA(rank=1), "mtbench-judges")
+>>> fit.leaderboard()[["rank", "name", "score"]].round(2)
+   rank             name  score
+0     1        claude-v1   1.19
+1     2            gpt-4   0.92
+2     3    gpt-3.5-turbo   0.63
+3     4       alpaca-13b  -0.44
+4     5  vicuna-13b-v1.2  -0.63
+5     6        llama-13b  -1.67
 """
 
 from __future__ import annotations
@@ -76,11 +83,11 @@ from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import ModelSpecError
-from bayesrank.runtime.lazy import lazy_module
 from bayesrank.model.framework import Findings, Local
 from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
 from bayesrank.model.links import TIE_LINKS
 from bayesrank.model.structures import empirical_scores, free_real, zero_sum_scores
+from bayesrank.runtime.lazy import lazy_module
 
 pm = lazy_module("pymc")
 special = lazy_module("scipy.special")
@@ -367,7 +374,8 @@ class HJA(JudgeAware):
         A, B = np.asarray(values["judge_factor"], float), np.asarray(values["item_factor"], float)
         gram_a, gram_b = A.T @ A, B.T @ B
         scale = max(np.abs(gram_a).max(), np.abs(gram_b).max(), 1e-300)
-        if np.abs(gram_a - gram_b).max() <= 1e-6 * scale and np.abs(gram_a - np.diag(np.diag(gram_a))).max() <= 1e-6 * scale:
+        off_diagonal = np.abs(gram_a - np.diag(np.diag(gram_a))).max()
+        if np.abs(gram_a - gram_b).max() <= 1e-6 * scale and off_diagonal <= 1e-6 * scale:
             return None
         return balanced_factors(A @ B.T, self.n_factors)
 
@@ -447,7 +455,8 @@ class HJA(JudgeAware):
         if sig[-1] <= 2 * sd[-1]:
             out.warnings.append(
                 f"the weakest disagreement component ({self.rank}) cannot be told from zero (σ = {sig[-1]:.3f}, "
-                f"sd {sd[-1]:.3f}): the rank is probably too high (choose it with bayesrank.evaluation.selection.select_rank)"
+                f"sd {sd[-1]:.3f}): the rank is probably too high (choose it with "
+                "bayesrank.evaluation.selection.select_rank)"
             )
         return out
 

@@ -1,4 +1,4 @@
-"""Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
+r"""Judge-aware Bradley–Terry–Luce (Xu, Tan, Wu & Zhou), the pooled BTL baseline and variants.
 
 "A Judge-Aware Ranking Framework for Evaluating Large Language Models without Ground
 Truth", §2–§3. Items i have latent scores s_i, judges k a
@@ -6,14 +6,14 @@ discrimination γ_k > 0:
 
 .. math::
 
-    P(a ≻ b \\mid \\text{judge } k) = σ\\big(γ_k (s_a − s_b) \\;[+\\, δ_k x]\\big),
-    \\qquad x = +1 \\text{ if a was shown first, } −1 \\text{ otherwise},
+    P(a ≻ b \mid \text{judge } k) = σ\big(γ_k (s_a − s_b) \;[+\, δ_k x]\big),
+    \qquad x = +1 \text{ if a was shown first, } −1 \text{ otherwise},
 
 with the paper's normalisation (eq. 3), imposed by construction (zero-sum transforms):
 
 .. math::
 
-    \\sum_i s_i = 0, \\qquad \\sum_k \\log γ_k = 0 \\quad (γ_k = e^{α_k}).
+    \sum_i s_i = 0, \qquad \sum_k \log γ_k = 0 \quad (γ_k = e^{α_k}).
 
 Variants, all on the same code path:
 
@@ -53,8 +53,14 @@ design on the free zero-sum coordinates, delta method to γ (``default_informati
 Examples
 --------
 >>> import bayesrank as br
->>> fit = br.fit(br.JudgeAware(), "mtbench-judges")   # doctest: +SKIP
->>> fit.leaderboard(), fit.judges()                    # doctest: +SKIP
+>>> fit = br.fit(br.JudgeAware(), "mtbench-judges")
+>>> list(fit.leaderboard()["name"])
+['claude-v1', 'gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.2', 'alpaca-13b', 'llama-13b']
+>>> fit.judges()[["name", "gamma", "lower_log", "upper_log"]].head(3).round(2)
+                                      name  gamma  lower_log  upper_log
+0           Qwen/Qwen2.5-7B-Instruct-Turbo   1.80       1.48       2.19
+1  Qwen/Qwen3-235B-A22B-Instruct-2507-tput   1.86       1.52       2.27
+2         Qwen/Qwen3-Next-80B-A3B-Instruct   2.00       1.63       2.45
 """
 
 from __future__ import annotations
@@ -65,7 +71,7 @@ import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.errors import DataError, ModelSpecError
-from bayesrank.runtime.lazy import lazy_module
+from bayesrank.model import weak
 from bayesrank.model.framework import (
     AS_OBSERVED,
     SCORE_PAIR,
@@ -79,9 +85,10 @@ from bayesrank.model.framework import (
     style_variables,
     with_style,
 )
-from bayesrank.model import weak
 from bayesrank.model.links import TIE_LINKS, TIE_OPTIONS, link_of
 from bayesrank.model.structures import free_real, zero_sum_scores
+from bayesrank.runtime.lazy import lazy_module
+
 pm = lazy_module("pymc")
 pt = lazy_module("pytensor.tensor")
 
@@ -453,7 +460,8 @@ def _weak_discriminations(judges, draws) -> list[str]:
                        f"{np.exp(hi[k] - lo[k]):.0f}" for k in named)
     return [f"the discrimination γ of {_judges([judges[k] for k in named])} is weakly identified: its "
             f"{weak.LEVEL:.0%} interval spans an order of magnitude or more ({listed}). These data say "
-            "how much such a judge's verdicts count only within that range; read γ's interval on the log scale (lower_log, upper_log — the symmetric "
+            "how much such a judge's verdicts count only within that range; read γ's interval on the log scale "
+            "(lower_log, upper_log — the symmetric "
             "interval on γ's own scale can run below zero), collect more of its verdicts, or compare "
             "with the pooled 'btl' model (γ ≡ 1)."]
 

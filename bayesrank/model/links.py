@@ -1,10 +1,9 @@
 """Outcome links: (linear predictor d, tie threshold h) → log P(a wins), log P(b wins), log P(tie).
 
-Every framework produces, per cell, a linear predictor ``d`` (how much item a is preferred
-to item b) and, for tie models, a raw threshold ``h``. A link turns them into the three
-log-probabilities with numerically stable expressions (Ameli, "A Statistical
-Framework for Ranking LLM-Based Chatbots", eqs. 2–8). The functions take and return PyTensor tensors, so the same code builds the PyMC
-likelihood, its gradients and the compiled prediction functions.
+Every framework produces, per cell, a linear predictor ``d`` (how much item a is preferred to item b) and, for tie
+models, a raw threshold ``h``. A link turns them into the three log-probabilities with numerically stable expressions
+(Ameli, "A Statistical Framework for Ranking LLM-Based Chatbots", eqs. 2–8). The functions take and return PyTensor
+tensors, so the same code builds the PyMC likelihood, its gradients and the compiled prediction functions.
 
 Links
 -----

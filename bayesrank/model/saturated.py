@@ -6,11 +6,10 @@ It has no score structure, so it is not a :class:`~bayesrank.model.framework.Fra
 
     μ_p ~ Dirichlet(α · 1_C),    counts_p ~ Multinomial(N_p, μ_p),
 
-built by :func:`saturated_model` as a PyMC model. The posterior is conjugate,
-Dirichlet(α + counts_p), and with α = 1 the MAP is the maximum-likelihood estimate, the
-cell frequencies, with the multinomial covariance (Diag(μ) − μμᵀ)/N_p
-(:func:`multinomial_covariance`). Pushed through a GARS functional by the delta method this
-is DMLRank without covariates (Frauen et al., "Nonparametric LLM Evaluation from Preference Data", eqs. 11–12); :mod:`bayesrank.gars` does
+built by :func:`saturated_model` as a PyMC model. The posterior is conjugate, Dirichlet(α + counts_p), and with α = 1
+the MAP is the maximum-likelihood estimate, the cell frequencies, with the multinomial covariance (Diag(μ) − μμᵀ)/N_p
+(:func:`multinomial_covariance`). Pushed through a GARS functional by the delta method this is DMLRank without
+covariates (Frauen et al., "Nonparametric LLM Evaluation from Preference Data", eqs. 11–12); :mod:`bayesrank.gars` does
 that. The tests check the closed forms against the PyMC model's own gradient and Hessian.
 
 Pairs are *ordered* by display order (the first-shown item first) when the data record

@@ -73,7 +73,7 @@ def lock_path(target: str | Path) -> Path:
 
 # ---------------------------------------------------------------------- claims
 class Claim:
-    """This process's exclusive claim on output destinations (see :func:`claim`).
+    """The process's exclusive claim on output destinations (see :func:`claim`).
 
     Attributes
     ----------

@@ -1,6 +1,6 @@
-"""Figures whose text is drawn as written.
+r"""Figures whose text is drawn as written.
 
-Matplotlib reads text between two ``$`` as TeX math, so a model named ``$\\x$`` (or any name
+Matplotlib reads text between two ``$`` as TeX math, so a model named ``$\x$`` (or any name
 with two dollar signs) is typeset, or stops the drawing with a parse error. Every figure of
 :mod:`bayesrank.plots` is a :class:`Figure`, which draws all the text placed on it as plain
 text; tick labels that Matplotlib's formatters make while drawing (numbers) keep their usual

@@ -1,6 +1,6 @@
-"""Names made safe for where they are shown: a terminal, one line of an error, Markdown, HTML.
+r"""Names made safe for where they are shown: a terminal, one line of an error, Markdown, HTML.
 
-A model name is text someone else wrote. Written raw, an escape sequence (``\\x1b[2J``)
+A model name is text someone else wrote. Written raw, an escape sequence (``\x1b[2J``)
 clears or rewrites the terminal, a line break splits a one-line error, ``<script>`` or
 ``![](http://...)`` runs or loads something where Markdown is rendered. Each function below
 shows such characters as visible text instead; the data, the JSON outputs and saved fits keep
@@ -28,8 +28,8 @@ def _escape(match: re.Match) -> str:
 
 
 def terminal(text: str) -> str:
-    """``text`` with control characters (but line breaks) and direction overrides shown as
-    escapes (``\\x1b``), so printing it cannot move the cursor, change colours or reorder
+    r"""``text`` with control characters (but line breaks) and direction overrides shown as
+    escapes (``\x1b``), so printing it cannot move the cursor, change colours or reorder
     the line."""
     return _CONTROL.sub(_escape, str(text))
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from bayesrank.output.figures import Figure
 
-from bayesrank.plots.arena import plot_matrix
 from bayesrank.model.dynamic import CHANGE, JUMP
+from bayesrank.output.figures import Figure
+from bayesrank.plots.arena import plot_matrix
 from bayesrank.results import hja
 from bayesrank.results.leaderboard import leaderboard, scores
 

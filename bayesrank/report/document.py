@@ -14,8 +14,13 @@ library versions that produced it.
 
 >>> import bayesrank as br
 >>> from bayesrank.report import Report
->>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")                 # doctest: +SKIP
->>> Report({"davidson k_tie=1": fit}).save("report.html")            # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> fit = br.fit(br.Davidson(k_tie=1), "arena-2024")
+>>> with tempfile.TemporaryDirectory() as folder:
+...     path = Report({"davidson k_tie=1": fit}).save(Path(folder) / "report.html")
+...     print(path.name, path.stat().st_size > 0)
+report.html True
 """
 
 from __future__ import annotations
@@ -25,19 +30,18 @@ import html
 import io
 import json
 from collections.abc import Mapping
-from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
-from bayesrank.plots import arena as arena_plots, rankings as plots
-from bayesrank.report import sections as report_parts
-from bayesrank.runtime import progress
 from bayesrank.data.bothbad import convention
 from bayesrank.data.matrices import battle_counts, win_fractions
-from bayesrank.errors import BayesrankError, OutputError
+from bayesrank.errors import BayesrankError
 from bayesrank.output.text import markdown as md
+from bayesrank.plots import arena as arena_plots, rankings as plots
+from bayesrank.report import sections as report_parts
 from bayesrank.results.estimates import dependence
 from bayesrank.results.fit import Fit
 from bayesrank.results.headline import headline
@@ -45,6 +49,7 @@ from bayesrank.results.io import check_target, write_files
 from bayesrank.results.matches import match_probabilities
 from bayesrank.results.summary import has_elo
 from bayesrank.results.trajectories import is_time_fit
+from bayesrank.runtime import progress
 
 #: Rows of the figures and of the Markdown leaderboard per fit (the HTML table holds every model).
 TOP = 30
@@ -154,7 +159,8 @@ class Report:
         for name, fit in self.fits.items():
             kind = ("95% intervals of the fit over time (the leaderboard as of its last period)"
                     if is_time_fit(fit.tree) else
-                    f"{fit.interval_method.capitalize()} 95% intervals (MLE, {dependence(fit.tree)})" if fit.method == "map"
+                    f"{fit.interval_method.capitalize()} 95% intervals (MLE, {dependence(fit.tree)})"
+                    if fit.method == "map"
                     else f"95% posterior intervals (NUTS, sampler {fit.diagnostics.get('sampler')}, "
                          f"{fit.diagnostics.get('chains')} chains × {fit.diagnostics.get('draws')} draws)")
             state = _state_in_words(fit)
@@ -200,7 +206,8 @@ class Report:
             if is_time_fit(fit.tree):
                 out += self._time_html(name, fit, kind, state, figures[name])
                 continue
-            elo_note = (f"<em>Elo</em>: 1000 + 400·score/ln 10, a view of the same fit ({_e(fit.framework.scale_note)})."
+            elo_note = ("<em>Elo</em>: 1000 + 400·score/ln 10, a view of the same fit "
+                        f"({_e(fit.framework.scale_note)})."
                         if has_elo(fit.tree) else f"No Elo ratings: {_e(fit.framework.scale_note)}.")
             out.append(f"<p>{_e(kind)}. NLL {fit.nll:.5f} per comparison, {fit.n_params} free parameters. "
                        "<em>group</em>: models the data cannot order at 95% (each group starts where a model falls "

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from bayesrank.output.tables import csv_text
 from bayesrank.data import bothbad
 from bayesrank.evaluation.goodness import goodness_of_fit
+from bayesrank.output.tables import csv_text
 from bayesrank.results.fit import Fit
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.summary import has_elo
@@ -120,7 +120,8 @@ def sortable_table(df: pd.DataFrame, digits: int = 3) -> str:
     for row in df.itertuples(index=False):
         cells = []
         for value in row:
-            number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+            number = (isinstance(value, (int, float, np.integer, np.floating))
+                      and not isinstance(value, (bool, np.bool_)))
             if number and pd.notna(value):
                 cells.append(f"<td data-v='{float(value):.12g}'>{_e(_number(value, digits))}</td>")
             else:

@@ -194,6 +194,7 @@ def _estimate(tree, name):
 
 
 def check_level(level: float) -> None:
+    """Refuse an interval level outside (0, 1)."""
     if not 0 < level < 1:
         raise BayesrankError(f"the interval level must be in (0, 1), got {level}.")
 

@@ -26,15 +26,23 @@ from bayesrank.inference.map import fit_map
 from bayesrank.inference.nuts import fit_nuts
 from bayesrank.model.dynamic import Dynamic
 from bayesrank.model.framework import STYLE, Framework
-from bayesrank.results import estimates, hja, io, leaderboard, likelihood, predict, summary
-from bayesrank.results import update as updates
+from bayesrank.results import (
+    estimates,
+    hja,
+    io,
+    leaderboard,
+    likelihood,
+    predict,
+    summary,
+    trajectories as over_time,
+    update as updates,
+)
 from bayesrank.results.categories import category_leaderboards
 from bayesrank.results.elo import Elo, elo
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.matches import match_probabilities
 from bayesrank.results.random_effects import RandomEffectsSummary, random_effects
 from bayesrank.results.ranksets import rank_sets, top_set
-from bayesrank.results import trajectories as over_time
 
 #: Inference methods of :func:`fit`.
 METHODS = {"map": fit_map, "nuts": fit_nuts}
@@ -73,13 +81,18 @@ def fit(framework: Framework, data, method: str = "map", **kwargs) -> Fit:
     Examples
     --------
     >>> import bayesrank as br
-    >>> f = br.fit(br.Davidson(k_tie=1), "arena-2024")    # doctest: +SKIP
-    >>> f.leaderboard().head()                             # doctest: +SKIP
+    >>> f = br.fit(br.Davidson(k_tie=1), "arena-2024")
+    >>> f.leaderboard()[["rank", "name", "score"]].head(3).round(2)
+       rank                     name  score
+    0     1        chatgpt-4o-latest   1.87
+    1     2  gemini-1.5-pro-exp-0801   1.68
+    2     3        gpt-4o-2024-05-13   1.55
     """
     if method not in METHODS:
         raise ModelSpecError(f"unknown method {method!r}; use one of {', '.join(METHODS)}.")
     if not isinstance(framework, Framework):
-        raise ModelSpecError(f"expected a framework such as bayesrank.Davidson(k_tie=1), got {type(framework).__name__}.")
+        raise ModelSpecError("expected a framework such as bayesrank.Davidson(k_tie=1), got "
+                             f"{type(framework).__name__}.")
     asked = cluster_columns(kwargs.get("cluster"))
     if method == "nuts" and asked:
         raise ModelSpecError("cluster= sets how MAP intervals allow for dependent comparisons (intervals='sandwich' "
@@ -358,7 +371,7 @@ class Fit:
     def update(self, new_data, *, framework: Framework | None = None, format: str | None = None,
                both_bad_as_ties: bool | None = None, covariates=None, contrasts=None, by: str | None = None,
                drop_duplicates: bool | None = None, **options) -> Fit:
-        """This fit with new records added: the saved cells plus the new ones, fitted with the same
+        """A copy of this fit with new records added: the saved cells plus the new ones, fitted with the same
         framework, options and seed, started from this fit's estimate (a new :class:`Fit`; this
         one is not changed). See :mod:`bayesrank.results.update`.
 
@@ -396,8 +409,14 @@ class Fit:
 
         Examples
         --------
-        >>> fit = br.Fit.load("board/fit.nc")                  # doctest: +SKIP
-        >>> fit.update("battles-2024-08-15.jsonl").save("board/fit.nc")   # doctest: +SKIP
+        >>> import numpy as np
+        >>> import bayesrank as br
+        >>> from bayesrank.data.simulate import battles
+        >>> rng = np.random.default_rng(0)
+        >>> fit = br.fit(br.Davidson(), battles([1.0, 0.5, 0.0], 3000, rng, eta=-1.0))
+        >>> updated = fit.update(battles([1.0, 0.5, 0.0], 500, rng, eta=-1.0))
+        >>> [entry["records"] for entry in updated.lineage]
+        [3000, 500]
         """
         return Fit(updates.update(self.tree, new_data, METHODS, framework=framework, format=format,
                                   both_bad_as_ties=both_bad_as_ties, covariates=covariates, contrasts=contrasts,

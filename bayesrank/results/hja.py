@@ -140,7 +140,8 @@ def leverage_outliers(tree: xr.DataTree) -> dict:
     sentence = (f"the highest-leverage judge is '{names[top]}' (h = {h[top]:.3f}, {h[top] / med:.1f}× the median "
                 f"judge's, sensitivity γ = {gamma[top]:+.3f})")
     if outliers:
-        sentence += (f"; {len(outliers)} judge{'s' if len(outliers) > 1 else ''} stand{'' if len(outliers) > 1 else 's'} "
+        several = len(outliers) > 1
+        sentence += (f"; {len(outliers)} judge{'s' if several else ''} stand{'' if several else 's'} "
                      f"out from the panel's disagreement (robust z > {OUTLIER_Z}): "
                      + ", ".join(f"'{n}' (z = {z[names.index(n)]:.1f})" for n in outliers)
                      + " — refit without them to see how they distort the others (paper Fig. F7)")

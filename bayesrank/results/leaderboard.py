@@ -12,8 +12,8 @@ import pandas as pd
 import xarray as xr
 from scipy.special import ndtr, ndtri
 
-from bayesrank.results.elo import Elo, elo as elo_view
 from bayesrank.errors import BayesrankError
+from bayesrank.results.elo import Elo, elo as elo_view
 from bayesrank.results.estimates import (
     check_level,
     cluster,

@@ -14,9 +14,9 @@ from scipy.special import ndtri
 
 from bayesrank.data.comparisons import FIRST_A, FIRST_B, OUTCOMES, Comparisons
 from bayesrank.errors import BayesrankError
-from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.inference.information import outcome_jacobian
 from bayesrank.inference.nuts import posterior_probabilities
+from bayesrank.inference.structure import cell_arrays, structure_of
 from bayesrank.results.estimates import check_level, draws, point, point_kind, stored_covariance
 from bayesrank.results.io import framework_of, model_data_of
 

@@ -9,8 +9,8 @@ import xarray as xr
 from bayesrank.inference.tree import plain
 from bayesrank.results.elo import Elo
 from bayesrank.results.estimates import cluster, dependence, interval_method, too_few_draws
-from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
 from bayesrank.results.hja import disagreement_summary
+from bayesrank.results.io import data_of, diagnostics_of, framework_of, method_of, model_data_of, warnings_of
 from bayesrank.results.judges import judges, presentation_order, verdict_shares
 from bayesrank.results.leaderboard import leaderboard
 from bayesrank.results.likelihood import cross_entropies, loglik, n_comparisons, nll

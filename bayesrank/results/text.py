@@ -77,7 +77,8 @@ def fit_text(result, top: int = 20, level: float = 0.95, elo=None, sections=None
     if result.method == "nuts":
         d = result.diagnostics
         lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
-                         f"{d.get('max_rhat', float('nan')):.3f}, bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
+                         f"{d.get('max_rhat', float('nan')):.3f}, "
+                         f"bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
                          f"{d.get('divergences')} divergences")
     cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
@@ -141,7 +142,8 @@ def accounting_line(acc: dict) -> str:
     dropped = sum(acc["dropped"].values())
     why = "; ".join(f"{k} {v:,}" for k, v in acc["dropped"].items())
     notes = "".join(f"; note: {k} {v:,}" for k, v in acc["notes"].items())
-    return f"data: {read}, {dropped:,} dropped" + (f" ({why})" if why else "") + f", {acc['comparisons_used']:,} used" + notes
+    why = f" ({why})" if why else ""
+    return f"data: {read}, {dropped:,} dropped{why}, {acc['comparisons_used']:,} used" + notes
 
 
 def _time_text(result, top: int, level: float) -> str:

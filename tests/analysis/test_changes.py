@@ -92,7 +92,8 @@ def test_change_intervals_need_nested_boards(old_log):
     half, other = old_log.iloc[:1500], old_log.iloc[1500:]
     nested = br.diff(br.fit(fw, half), br.fit(fw, old_log), attribution=False)
     assert np.isfinite(nested.items["change_lower"]).all()
-    inside = (nested.items["change_lower"] <= nested.items["change"]) & (nested.items["change"] <= nested.items["change_upper"])
+    items = nested.items
+    inside = (items["change_lower"] <= items["change"]) & (items["change"] <= items["change_upper"])
     assert inside.all()
     apart = br.diff(br.fit(fw, half), br.fit(fw, other), attribution=False)
     assert apart.items["change_lower"].isna().all()

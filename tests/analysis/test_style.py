@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.data.simulate import battles
 from bayesrank.analysis.style import style_control, style_effects
+from bayesrank.data.simulate import battles
 
 BETA = np.array([0.4, -0.25])
 SCORES = np.linspace(-1, 1, 8) - np.linspace(-1, 1, 8).mean()
@@ -60,7 +60,8 @@ def test_style_control_reports_rank_changes():
     rng = np.random.default_rng(5)
     s = np.array([-1.0, -0.6, -0.2, 0.0, 0.2, 0.5, 0.9, 0.7])
     frame = battles(s, 6000, rng, beta=[0.8])
-    frame["z0"] = np.abs(frame["z0"]) * np.where(frame["model_a"] == "m07", 1, np.where(frame["model_b"] == "m07", -1, 0))
+    side = np.where(frame["model_a"] == "m07", 1, np.where(frame["model_b"] == "m07", -1, 0))
+    frame["z0"] = np.abs(frame["z0"]) * side
     d = s[frame["model_a"].str[1:].astype(int)] - s[frame["model_b"].str[1:].astype(int)] + 0.8 * frame["z0"]
     frame["winner"] = np.where(rng.random(len(frame)) < 1 / (1 + np.exp(-d)), "model_a", "model_b")
     report = style_control(br.BradleyTerry(), br.load(frame, contrasts=["z0"]))

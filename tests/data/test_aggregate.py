@@ -15,13 +15,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bayesrank as br
 from bayesrank.cli import main
-from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.aggregate import id_digest
+from bayesrank.data.comparisons import Comparisons
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -41,7 +40,8 @@ def test_large_integer_ids_keep_every_digit(tmp_path_factory, ids):
     columns = ring(ids)
     frame = pd.DataFrame({k: (np.array(v, dtype=np.int64) if k != "winner" else v) for k, v in columns.items()})
     frame.to_parquet(folder / "r.parquet")
-    (folder / "r.jsonl").write_text("".join(json.dumps(dict(zip(columns, row))) + "\n" for row in zip(*columns.values())))
+    lines = (json.dumps(dict(zip(columns, row))) + "\n" for row in zip(*columns.values()))
+    (folder / "r.jsonl").write_text("".join(lines))
     frame.to_csv(folder / "r.csv", index=False)
     expected = tuple(sorted(str(i) for i in ids))
     for source in (frame, folder / "r.parquet", folder / "r.jsonl", folder / "r.csv", pa.table(frame)):
@@ -71,7 +71,8 @@ def test_float32_names_are_written_in_their_own_precision(tmp_path_factory, valu
 
 
 def test_float32_and_float64_examples():
-    f32 = pd.DataFrame({"model_a": np.array([3.3, 0.1], dtype=np.float32), "model_b": np.array([2.5, 3.3], dtype=np.float32),
+    f32 = pd.DataFrame({"model_a": np.array([3.3, 0.1], dtype=np.float32),
+                        "model_b": np.array([2.5, 3.3], dtype=np.float32),
                         "winner": ["model_a", "tie"]})
     assert br.load(f32).items == ("0.1", "2.5", "3.3")
     f64 = f32.astype({"model_a": np.float64, "model_b": np.float64})
@@ -182,7 +183,8 @@ def test_covariate_names_with_quotes_and_repeats():
 @pytest.mark.parametrize(("frame", "fragment"), [
     (pd.DataFrame(), "has no columns"),
     (pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "wins_a": [1 + 2j], "wins_b": [1]}), "complex numbers"),
-    (pd.DataFrame({"model_a": ["x"], "MODEL_A": ["z"], "model_b": ["y"], "winner": ["tie"]}), "differ only by letter case"),
+    (pd.DataFrame({"model_a": ["x"], "MODEL_A": ["z"], "model_b": ["y"], "winner": ["tie"]}),
+     "differ only by letter case"),
 ])
 def test_tables_that_cannot_be_read_say_why(frame, fragment):
     with pytest.raises(br.DataError, match=fragment):

@@ -27,7 +27,8 @@ def test_raw_battle_logs_count_both_bad_ties_as_ties(battles):
     fit = br.fit(br.Davidson(), data)
     assert fit.diagnostics["both_bad_ties"] == ARENA
     paper = br.load(battles, both_bad_as_ties=False)
-    assert paper.n_comparisons == len(battles) - 4 and br.fit(br.Davidson(), paper).diagnostics["both_bad_ties"] == PAPER
+    assert paper.n_comparisons == len(battles) - 4
+    assert br.fit(br.Davidson(), paper).diagnostics["both_bad_ties"] == PAPER
 
 
 def test_the_bundled_arena_keeps_the_papers_convention(arena):

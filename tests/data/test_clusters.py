@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.data.weights import inverse_pair_count, reweighted
 from bayesrank.data.simulate import clustered_battles
+from bayesrank.data.weights import inverse_pair_count, reweighted
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,8 @@ def test_judge_records_by_question_and_by_judge(mtbench):
     assert data.clusters.n_clusters() == {"question_id": 80, "judge_model": 20}
     assert np.array_equal(data.counts(), mtbench.counts())
     judge = data.clusters.codes[:, 1]
-    assert np.array_equal(np.asarray(data.clusters.levels[1])[judge], np.asarray(data.judges)[data.judge[data.clusters.cell]])
+    assert np.array_equal(np.asarray(data.clusters.levels[1])[judge],
+                          np.asarray(data.judges)[data.judge[data.clusters.cell]])
 
 
 def test_every_change_of_the_cells_changes_the_rows_alike(votes):

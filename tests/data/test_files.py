@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bayesrank as br
 from bayesrank.cli import main
@@ -199,7 +198,8 @@ def test_one_long_line_is_refused_in_bounded_memory(tmp_path):
         for _ in range(256):
             fh.write("p" * (1 << 20))
         fh.write('"}\n')
-    code = ("import resource, sys\nimport bayesrank as br\nbefore = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    code = ("import resource, sys\nimport bayesrank as br\n"
+            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             "try:\n    br.load(sys.argv[1])\nexcept br.DataError as err:\n    print(err)\n"
             "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import bayesrank as br
-from bayesrank.design.rounds import arena_weights, simulate_rounds
 from bayesrank.data.simulate import outcomes
+from bayesrank.design.rounds import arena_weights, simulate_rounds
 
 
 def test_arena_weights_favour_pairs_with_few_votes_and_close_outcomes():

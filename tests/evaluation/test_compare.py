@@ -17,7 +17,8 @@ def small():
 @pytest.fixture(scope="module")
 def posts(small):
     kw = dict(method="nuts", draws=300, tune=300, chains=2, random_seed=3)
-    return {"davidson": br.fit(br.Davidson(k_tie=0), small, **kw), "rao-kupper": br.fit(br.RaoKupper(k_tie=0), small, **kw)}
+    return {"davidson": br.fit(br.Davidson(k_tie=0), small, **kw),
+            "rao-kupper": br.fit(br.RaoKupper(k_tie=0), small, **kw)}
 
 
 def test_loo_per_cell_and_compare(small, posts):

@@ -11,8 +11,8 @@ import pytest
 import bayesrank as br
 from bayesrank.cli import main
 from bayesrank.errors import ModelSpecError
-from bayesrank.model.papers import hja_comparisons, hja_truth
 from bayesrank.evaluation.selection import heterogeneity_dof, record_folds, record_losses, select_rank
+from bayesrank.model.papers import hja_comparisons, hja_truth
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +53,13 @@ def test_held_out_loss_is_the_per_record_nll_with_soft_ties(mtbench):
     np.testing.assert_array_equal(weight, test.counts())
 
 
+@pytest.mark.xfail(strict=True, reason="the HJA(rank=1, ties='drop') MLE on this fold is NaN (not converged), so "
+                   "the held-out losses are NaN and were compared NaN to NaN; fix the fit, then remove this mark")
 def test_held_out_loss_without_ties(mtbench):
     """ties="drop": a tie record is not scored, a win costs −log σ(±Δ)."""
     train, test = record_folds(mtbench, 5, random_seed=0)[2]
     fit = br.fit(br.HJA(rank=1, ties="drop"), train, draws=50)
+    assert fit.converged and np.isfinite(fit.nll), "the fit the losses are read from"
     loss, weight = record_losses(fit.framework, fit.tree, test)
     assert np.all(weight[:, 2] == 0) and np.all(weight[:, :2] == test.counts()[:, :2])
     S = fit.tree["estimate"]["judge_score"].values
@@ -111,7 +114,8 @@ def test_bad_arguments(mtbench):
         record_folds(mtbench, 1, 0)
     with pytest.raises(ModelSpecError, match="HJA"):
         select_rank(br.JudgeAware(), mtbench)
-    with pytest.raises(ModelSpecError, match=r"select_rank\(framework, data, \.\.\.\).*select_rank\(bayesrank.HJA\(\), data\)"):
+    with pytest.raises(ModelSpecError,
+                       match=r"select_rank\(framework, data, \.\.\.\).*select_rank\(bayesrank.HJA\(\), data\)"):
         select_rank(mtbench, br.HJA())   # the data first: the error says the order
 
 

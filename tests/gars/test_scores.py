@@ -192,7 +192,7 @@ def test_saturated_pymc_model_has_its_map_at_the_frequencies_and_the_multinomial
     grad = dlogp({value.name: z})
     assert np.abs(grad).max() < 1e-6 * pc.totals.max()
     # Laplace in the unconstrained coordinates, pushed to the simplex: (Diag μ − μμᵀ)/N
-    info = model.compile_d2logp(jacobian=False)({value.name: z})  # PyMC returns −∇² log p
+    info = -model.compile_d2logp(jacobian=False, negate_output=False)({value.name: z})  # −∇² log p
     assert np.linalg.eigvalsh(info).min() > 0
     cov_z = np.linalg.inv(info)
     zz = pt.matrix("z")

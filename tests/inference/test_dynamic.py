@@ -1,7 +1,5 @@
 """The fast path of a fit over time, on simulated arenas whose truth is known."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,9 +7,8 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 import bayesrank as br
+from bayesrank.data.simulate import arena_over_time, battles
 from bayesrank.inference.dynamic import fit_time, tilted_moments
-from bayesrank.data import simulate
-from bayesrank.data.simulate import arena_over_time
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +24,7 @@ def planted():
         for (i, at), size in jumps.items():
             if t >= at:
                 s[i] += size
-        frame = simulate.battles(s, 3000, rng)
+        frame = battles(s, 3000, rng)
         frame["date"] = sim.periods[t]
         frames.append(frame)
     data = br.load(pd.concat(frames, ignore_index=True), time_column="date")
@@ -134,6 +131,6 @@ def test_an_item_whose_level_is_unbounded_is_refused_naming_it():
 def test_wrong_options_name_the_function():
     with pytest.raises(br.ModelSpecError, match="fit_time: draws must be a positive integer"):
         fit_time(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), draws=0)
-    with pytest.raises(br.ModelSpecError, match=r"n_boot is not an option of bayesrank\.fit\(method='map'\); "
+    with pytest.raises(br.ModelSpecError, match=r"n_draws is not an option of bayesrank\.fit\(method='map'\); "
                                                 "its options: draws, random_seed, maxiter"):
-        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_boot=10)
+        br.fit(br.Dynamic(br.BradleyTerry()), br.load("arena-2024"), n_draws=10)

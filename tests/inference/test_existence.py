@@ -13,8 +13,8 @@ import pytest
 
 import bayesrank as br
 from bayesrank.inference import existence
-from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import CellDerivatives
+from bayesrank.inference.structure import structure_of
 from tests.conftest import random_cells
 
 

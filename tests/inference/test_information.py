@@ -4,8 +4,8 @@ dense matrix's entries, from a CSR structure kept with the block positions of th
 import numpy as np
 
 import bayesrank as br
-from bayesrank.inference.structure import structure_of
 from bayesrank.inference.information import CellDerivatives, _weights
+from bayesrank.inference.structure import structure_of
 from tests.conftest import random_cells
 
 

@@ -10,8 +10,8 @@ import pytest
 from scipy.optimize import minimize
 
 import bayesrank as br
-from bayesrank.data.weights import inverse_pair_count
 from bayesrank.data.simulate import item_names
+from bayesrank.data.weights import inverse_pair_count
 
 
 def bt_sandwich_numpy(data, scores):
@@ -155,8 +155,8 @@ def test_bootstrap_is_seeded_and_agrees_with_sandwich(ties_data):
 
 def test_bootstrap_refits_are_maxima(ties_data):
     """Replicates reproduce a direct fit of a resample drawn with the same generator."""
-    from bayesrank.inference.structure import structure_of
     from bayesrank.inference.intervals import bootstrap, comparison_units
+    from bayesrank.inference.structure import structure_of
 
     fw = br.Davidson()
     prepared = fw.prepare(ties_data)
@@ -167,7 +167,8 @@ def test_bootstrap_refits_are_maxima(ties_data):
     thetas, info = bootstrap(bound, theta, units, 3, np.random.default_rng(0), maxiter=100)
     draw = np.random.default_rng(0).multinomial(int(units.n), units.counts.ravel() / units.n, size=3)[2]
     counts = draw.reshape(units.counts.shape)
-    again = br.Comparisons.from_cells(np.asarray(ties_data.items)[ties_data.a], np.asarray(ties_data.items)[ties_data.b],
+    again = br.Comparisons.from_cells(np.asarray(ties_data.items)[ties_data.a],
+                                      np.asarray(ties_data.items)[ties_data.b],
                                       counts[:, 0], counts[:, 1], counts[:, 2], items=ties_data.items)
     direct = br.fit(fw, again).tree["estimate"]["theta"].values
     np.testing.assert_allclose(thetas[2], direct, atol=1e-7)

@@ -11,7 +11,7 @@ from bayesrank.inference.map import RESTART_AGREEMENT, chosen_run
 from bayesrank.inference.optimize import Optimum
 from bayesrank.inference.structure import structure_of
 from bayesrank.model.papers import LEADERBOT_D1, leaderbot_model
-from tests.conftest import around, items_subset, reference_loglik, simulate_counts
+from tests.conftest import around, reference_loglik, simulate_counts
 
 #: Table D.1 rows fitted on the arena data in the fast suite (the 30-model grid: models/, checks).
 FAST_MODELS = (1, 4, 7, 8, 19, 20)
@@ -87,8 +87,9 @@ def test_bt_map_is_mle_with_exact_wald_covariance():
 def test_rank_intervals_and_leaderboard_columns(arena):
     fit = br.fit(br.Davidson(k_tie=0), arena)
     board = fit.leaderboard()
-    expected = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "provisional", "n_comparisons",
-                "win_rate", "tie_rate", "loss_rate", "pred_win_rate", "pred_tie_rate", "pred_loss_rate"]
+    expected = ["rank", "name", "score", "se", "lower", "upper", "rank_lower", "rank_upper", "provisional",
+                "n_comparisons", "win_rate", "tie_rate", "loss_rate", "pred_win_rate", "pred_tie_rate",
+                "pred_loss_rate"]
     assert list(board.columns) == expected
     assert (board["rank_lower"] <= board["rank"]).all() and (board["rank"] <= board["rank_upper"]).all()
     assert (board["lower"] < board["score"]).all() and (board["score"] < board["upper"]).all()
@@ -215,7 +216,8 @@ def _fd_hessian(framework, data, theta, step=1e-5):
     return (H + H.T) / 2
 
 
-@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.RaoKupper(k_tie=1), br.Davidson(k_tie=1, tie_intercept=True)],
+@pytest.mark.parametrize("framework", [br.BradleyTerry(), br.RaoKupper(k_tie=1),
+                                       br.Davidson(k_tie=1, tie_intercept=True)],
                          ids=lambda f: f.label)
 def test_exact_hessian_matches_finite_differences_even_at_zero_scores(framework):
     """The Hessian is exact everywhere, including the all-zero start where |d| has a kink if
@@ -224,7 +226,8 @@ def test_exact_hessian_matches_finite_differences_even_at_zero_scores(framework)
     data = framework.prepare(simulate_counts(np.array([-0.5, 0.0, 0.2, 0.6]), 80, rng, eta=-0.4))
     bound = structure_of(framework, data).bind(data)
     for theta in (bound.x0, bound.x0 + 0.1):
-        np.testing.assert_allclose(-information(bound, theta), _fd_hessian(framework, data, theta), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(-information(bound, theta), _fd_hessian(framework, data, theta), rtol=1e-6,
+                                   atol=1e-6)
 
 
 @pytest.mark.slow
@@ -259,7 +262,8 @@ def test_mle_that_does_not_exist_reports_no_estimates():
     "framework",
     [br.BradleyTerry(), br.RaoKupper(k_tie=0), br.Davidson(k_tie=1), br.RaoKupper(k_tie=2, tie_intercept=True),
      br.Davidson(k_tie=3), br.BradleyTerry(k_cov=0), br.BradleyTerry(k_cov=2), br.Davidson(k_tie=1, k_cov=0),
-     br.Davidson(k_tie=2, k_cov=3), br.RaoKupper(k_cov=1), br.RaoKupper(k_tie=2, tie_intercept=True, k_cov=2, threshold="abs")],
+     br.Davidson(k_tie=2, k_cov=3), br.RaoKupper(k_cov=1),
+     br.RaoKupper(k_tie=2, tie_intercept=True, k_cov=2, threshold="abs")],
     ids=lambda f: f.label,
 )
 def test_structured_hessian_equals_finite_differences(framework):

@@ -205,7 +205,8 @@ def test_refits_and_cli_keep_the_sampling_coordinates_and_step(small_nuts):
     refit = _Refits(small_nuts).kwargs
     assert small_nuts.diagnostics["geometry_tuned"] is False and small_nuts.diagnostics["whitened"] is True
     assert refit["geometry_tuned"] is False and refit["whiten"] is True
-    args = build_parser().parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts", "--no-geometry-tuned", "--no-whiten"])
+    args = build_parser().parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts", "--no-geometry-tuned",
+                                      "--no-whiten"])
     assert _fit_kwargs(args)["geometry_tuned"] is False and _fit_kwargs(args)["whiten"] is False
     args = build_parser().parse_args(["fit", "arena-2024", "--model", "bt", "--method", "nuts"])
     assert _fit_kwargs(args)["geometry_tuned"] is True

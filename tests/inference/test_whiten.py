@@ -72,7 +72,8 @@ def test_whitened_fit_has_the_same_variables_and_posterior(small):
     assert WHITE not in post_w
     # posterior means within 4 Monte Carlo standard errors of each other, sds within 10 %
     a, b = white.leaderboard().set_index("name"), plain.leaderboard().set_index("name")
-    mcse = np.hypot(a["se"], b["se"]) / np.sqrt(min(white.diagnostics["min_ess_bulk"], plain.diagnostics["min_ess_bulk"]))
+    mcse = np.hypot(a["se"], b["se"]) / np.sqrt(min(white.diagnostics["min_ess_bulk"],
+                                                    plain.diagnostics["min_ess_bulk"]))
     assert (np.abs(a["score"] - b["score"].loc[a.index]) < 4 * mcse.loc[a.index] + 1e-12).all()
     assert (a["se"] / b["se"].loc[a.index]).between(0.9, 1.1).all()
     assert white.converged, (white.diagnostics, white.warnings)

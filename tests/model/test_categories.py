@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.inference.structure import structure_of
 from bayesrank.data.simulate import battles
+from bayesrank.inference.structure import structure_of
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,8 @@ def test_by_category_likelihood_equals_numpy_reference(records):
     rng = np.random.default_rng(1)
     mu = rng.standard_normal(data.n_items)
     offset = rng.standard_normal((data.n_judges, data.n_items))
-    nat = {"score": mu - mu.mean(), "spread": np.array(0.7), "category_offset": offset - offset.mean(axis=1, keepdims=True)}
+    nat = {"score": mu - mu.mean(), "spread": np.array(0.7),
+           "category_offset": offset - offset.mean(axis=1, keepdims=True)}
     lp = structure.log_probs(nat, {"item_a": data.a, "item_b": data.b, "judge_index": data.judge, "first": data.first})
     s = nat["score"][None] + 0.7 * nat["category_offset"]
     d = s[data.judge, data.a] - s[data.judge, data.b]

@@ -130,13 +130,17 @@ def _constrained_covariance(fit, data):
     d = G[:, :K][rows, k] * 0 + (np.outer(g_, m_) + U @ V.T)[k, a] - (np.outer(g_, m_) + U @ V.T)[k, b]
     p = expit(d)
     J = (G * (n * p * (1 - p))[:, None]).T @ G
-    C = []
-    e = np.zeros(P); e[:K] = 1; C.append(e)
-    e = np.zeros(P); e[K:K + N] = 1; C.append(e)
+    def constraint(*entries):
+        e = np.zeros(P)
+        for where, value in entries:
+            e[where] = value
+        return e
+
+    C = [constraint((slice(0, K), 1)), constraint((slice(K, K + N), 1))]
     for j in range(r):
-        e = np.zeros(P); e[oV + np.arange(N) * r + j] = 1; C.append(e)
-        e = np.zeros(P); e[oU + np.arange(K) * r + j] = 1; C.append(e)
-        e = np.zeros(P); e[K:K + N] = V[:, j]; e[oV + np.arange(N) * r + j] = m_; C.append(e)
+        C.append(constraint((oV + np.arange(N) * r + j, 1)))
+        C.append(constraint((oU + np.arange(K) * r + j, 1)))
+        C.append(constraint((slice(K, K + N), V[:, j]), (oV + np.arange(N) * r + j, m_)))
         for l in range(j, r):
             e = np.zeros(P)
             e[oV + np.arange(N) * r + j] += V[:, l]

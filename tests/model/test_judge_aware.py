@@ -11,15 +11,17 @@ from scipy.special import expit
 from scipy.stats import norm
 
 import bayesrank as br
-from bayesrank.inference.nuts import default_sampler
 from bayesrank.data import Comparisons, from_judgements, load, near_duplicate_judges
 from bayesrank.data.judges import standardized_log_length
 from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.inference.nuts import default_sampler
 from bayesrank.inference.structure import structure_of
 from bayesrank.model import BTL, JudgeAware, JudgeAwareCovariate
-from bayesrank.model.papers import JUDGE_AWARE_TABLE1 as TABLE1
-from bayesrank.model.papers import JUDGE_AWARE_TABLE1_PRINTED as PAPER_TABLE1
-from bayesrank.model.papers import JUDGE_AWARE_TABLE_A8 as TABLE_A8
+from bayesrank.model.papers import (
+    JUDGE_AWARE_TABLE1 as TABLE1,
+    JUDGE_AWARE_TABLE1_PRINTED as PAPER_TABLE1,
+    JUDGE_AWARE_TABLE_A8 as TABLE_A8,
+)
 
 Z95 = float(norm.ppf(0.975))
 
@@ -436,9 +438,8 @@ def test_covariate_discrimination_recovered():
 
 
 def test_covariate_nuts_agrees_with_map(covariate_fits):
-    """γ_k(z) = exp(α_k + β_k z) by NUTS: r̂ ≤ 1.02 with 2 × 500 draws (whitened NUTS, seeds 1–4
-    gave 1.006, 1.015, 1.011, 1.012; at 2 × 300 they gave 1.021, 1.013, 1.019, 1.018), posterior means of β within 0.75 MAP se of the MLE and within 3
-    posterior sd of the truth (measured: ≤ 0.41 se and ≤ 1.3 sd)."""
+    """γ_k(z) = exp(α_k + β_k z) by NUTS: r̂ ≤ 1.02 with 2 × 500 draws (whitened NUTS), posterior
+    means of β within 0.75 MAP se of the MLE and within 3 posterior sd of the truth."""
     fit, mle = covariate_fits["nuts"], covariate_fits["map"]
     assert fit.method == "nuts" and fit.diagnostics["max_rhat"] <= 1.02, fit.diagnostics
     assert fit.diagnostics["divergences"] == 0

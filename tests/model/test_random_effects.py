@@ -31,7 +31,8 @@ def test_what_it_accepts():
         br.RandomEffects(br.Davidson(), cluster="user", spread=-1.0)
     model = br.RandomEffects(br.Davidson(k_tie=1), cluster="user", spread=0.4)
     assert br.framework_from_spec(model.spec()) == model
-    assert model.label == "RandomEffects(Davidson(k_tie=1, tie_intercept=False, k_cov=None), cluster='user', spread=0.4)"
+    assert model.label == ("RandomEffects(Davidson(k_tie=1, tie_intercept=False, k_cov=None), cluster='user', "
+                           "spread=0.4)")
     assert model.clusters() == ("user",) and model.random_effects() == {"cluster_effect": 0.4}
 
 

@@ -7,8 +7,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bayesrank import plots
 from bayesrank.cli import main
@@ -41,7 +40,8 @@ def test_plain_matplotlib_would_fail():
 
 def test_a_report_of_dollar_names(tmp_path, capsys):
     path = tmp_path / "r.csv"
-    rows = [("$\\x$", "a$b$c", "model_a"), ("a$b$c", "$^$", "tie"), ("$^$", "$\\x$", "model_b"), ("$\\x$", "a$b$c", "tie")]
+    rows = [("$\\x$", "a$b$c", "model_a"), ("a$b$c", "$^$", "tie"), ("$^$", "$\\x$", "model_b"),
+            ("$\\x$", "a$b$c", "tie")]
     pd.DataFrame(rows, columns=["model_a", "model_b", "winner"]).to_csv(path, index=False)
     assert main(["report", str(path), "--models", "davidson", "--out", str(tmp_path / "r.html")]) == 0, \
         capsys.readouterr().err

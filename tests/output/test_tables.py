@@ -8,8 +8,7 @@ import io
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bayesrank.cli import main
 from bayesrank.output.tables import FORMULA_START, csv_text

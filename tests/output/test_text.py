@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bayesrank.cli import main
 from bayesrank.output.text import markdown, one_line, terminal

@@ -1,7 +1,6 @@
 """Elo views of a fit as Arena users read them: best first with ranks, and none where Elo has no
 meaning (Thurstonian fits)."""
 
-import json
 
 import numpy as np
 import pytest

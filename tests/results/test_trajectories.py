@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 import bayesrank as br
-from bayesrank.data import simulate
-from bayesrank.data.simulate import arena_over_time
+from bayesrank.data.simulate import arena_over_time, item_names
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +22,7 @@ def test_trajectories_run_from_each_items_first_to_its_last_period(fitted):
     fit, sim = fitted
     paths = fit.trajectories()
     first_seen = {name: sim.periods[int(np.argmax(~np.isnan(row)))] for name, row in
-                  zip(simulate.item_names(10), sim.scores)}
+                  zip(item_names(10), sim.scores)}
     for name, group in paths.groupby("name"):
         assert group["period"].iloc[0] == first_seen[name]
         assert group["period"].iloc[-1] == sim.periods[-1]
@@ -41,7 +40,7 @@ def test_the_leaderboard_as_of_a_date_is_that_periods(fitted):
     assert board.attrs["period"] == "2024-01-08"
     k = sim.periods.index("2024-01-08")
     shown = set(board["name"])
-    entered = {name for name, row in zip(simulate.item_names(10), sim.scores) if not np.isnan(row[k])}
+    entered = {name for name, row in zip(item_names(10), sim.scores) if not np.isnan(row[k])}
     assert shown == entered
     est = fit.tree["estimate"]["score"].sel(period="2024-01-08")
     assert board.set_index("name")["score"].to_dict() == pytest.approx({n: float(est.sel(item=n)) for n in shown})

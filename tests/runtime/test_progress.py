@@ -15,12 +15,12 @@ import pytest
 
 import bayesrank as br
 from bayesrank import gars
-from bayesrank.runtime import progress
 from bayesrank.cli import main
-from bayesrank.evaluation.compare import check_comparable, compare
-from bayesrank.report import Report
-from bayesrank.evaluation.selection import select_rank
 from bayesrank.data.simulate import judge_panel
+from bayesrank.evaluation.compare import check_comparable, compare
+from bayesrank.evaluation.selection import select_rank
+from bayesrank.report import Report
+from bayesrank.runtime import progress
 from tests.conftest import simulate_counts
 
 BAYESRANK = [sys.executable, "-m", "bayesrank.cli"]

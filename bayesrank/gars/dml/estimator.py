@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2, norm
 
+from bayesrank.errors import BayesrankError
 from bayesrank.gars.dml.design import Policy, optimal_policy, variance_weights
 from bayesrank.gars.dml.learners import DEFAULT_LEARNER
 from bayesrank.gars.dml.nuisance import OutcomeModel, PropensityModel, check_learner
 from bayesrank.gars.dml.records import Records, read_records
-from bayesrank.errors import BayesrankError
 from bayesrank.gars.scores import functional, jvp, scheme_of
 from bayesrank.inference.tree import plain
 from bayesrank.results.estimates import check_level
@@ -61,6 +61,7 @@ def max_critical(cov: np.ndarray, level: float, n_mc: int = N_MC, random_seed=0)
 
 
 def bonferroni_critical(d: int, level: float) -> float:
+    """The two-sided normal critical value of ``d`` intervals at joint level ``level`` by Bonferroni."""
     return float(norm.ppf(1 - (1 - level) / (2 * d)))
 
 

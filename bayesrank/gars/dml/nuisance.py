@@ -38,9 +38,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import SplineTransformer
 from threadpoolctl import threadpool_limits
 
-from bayesrank.gars.dml.records import Records
-from bayesrank.gars.dml.learners import LEARNERS
 from bayesrank.errors import BayesrankError
+from bayesrank.gars.dml.learners import LEARNERS
+from bayesrank.gars.dml.records import Records
 
 #: Rows of the propensity model beyond which unlabelled pairs are subsampled (and weighted up).
 MAX_PROPENSITY_ROWS = 500_000
@@ -50,6 +50,7 @@ THREADS = 1
 
 
 def check_learner(learner) -> None:
+    """Refuse a learner that is neither a known name (:data:`LEARNERS`, installed) nor a classifier."""
     if isinstance(learner, str):
         if learner not in LEARNERS:
             raise BayesrankError(f"unknown learner {learner!r}; use one of {', '.join(LEARNERS)} or a scikit-learn "

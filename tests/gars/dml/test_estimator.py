@@ -12,9 +12,9 @@ from sklearn.dummy import DummyClassifier
 import bayesrank as br
 from bayesrank import gars
 from bayesrank.cli import main
+from bayesrank.errors import DataError
 from bayesrank.gars.dml import a_optimal, dmlrank, dmlrank_scores, optimal_policy, read_records, variance_weights
 from bayesrank.gars.dml.simulate import simulator
-from bayesrank.errors import DataError
 
 WINNERS = np.array(["model_a", "model_b", "tie"])
 
