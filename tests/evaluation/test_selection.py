@@ -53,11 +53,12 @@ def test_held_out_loss_is_the_per_record_nll_with_soft_ties(mtbench):
     np.testing.assert_array_equal(weight, test.counts())
 
 
-@pytest.mark.xfail(strict=True, reason="the HJA(rank=1, ties='drop') MLE on this fold is NaN (not converged), so "
-                   "the held-out losses are NaN and were compared NaN to NaN; fix the fit, then remove this mark")
 def test_held_out_loss_without_ties(mtbench):
-    """ties="drop": a tie record is not scored, a win costs −log σ(±Δ)."""
-    train, test = record_folds(mtbench, 5, random_seed=0)[2]
+    """ties="drop": a tie record is not scored, a win costs −log σ(±Δ). (GLM-4.5-Air picks the answer
+    shown first in every decisive verdict: without ties its judge factor has no finite MLE, which the
+    fit says, so the check runs on the other judges.)"""
+    always_first = ["zai-org/GLM-4.5-Air-FP8"]
+    train, test = record_folds(mtbench.without_judges(always_first), 5, random_seed=0)[2]
     fit = br.fit(br.HJA(rank=1, ties="drop"), train, draws=50)
     assert fit.converged and np.isfinite(fit.nll), "the fit the losses are read from"
     loss, weight = record_losses(fit.framework, fit.tree, test)
