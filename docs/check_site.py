@@ -75,9 +75,12 @@ class DevTools:
         """Collect events for ``seconds`` or until the event ``until`` arrives."""
         import select
 
+        if until and any(event.get("method") == until for event in self.events):
+            return
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
-            if not select.select([self._from_chrome], [], [], left)[0]:
+            buffered = b"\0" in self._buffer  # messages already read arrive without a select
+            if not buffered and not select.select([self._from_chrome], [], [], left)[0]:
                 break
             event = self._read()
             self.events.append(event)
