@@ -26,7 +26,7 @@ from pathlib import Path
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars"]
-WIDTH, HEIGHT = 1280, 1400
+WIDTH, HEIGHT = 1280, 900
 #: Seconds to wait for the page's load event, and for late messages after it.
 LOAD_TIMEOUT, SETTLE = 60.0, 2.0
 
