@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-slow lint bench models clean browser notebooks screenshot
+.PHONY: install demo test test-slow lint bench models clean browser notebooks screenshot docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ models: $(STAMP)
 	bash models/regenerate.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build docs/gallery docs/api/generated
 
 # Debian's chromium (headless) renders the HTML report in a test (tests/report/test_document.py).
 browser:
@@ -52,3 +52,17 @@ screenshot: browser
 	  --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --hide-scrollbars \
 	  --window-size=1280,3500 --virtual-time-budget=10000 --screenshot=docs/report.png \
 	  file://$(CURDIR)/models/arena-2024/report.html
+
+# The docs site (Sphinx, docs/): built with warnings as errors and nitpicky references into
+# docs/_build/html; then its index is opened in headless Chromium, which must report no console
+# error (docs/check_site.py), and the screenshot of that page is docs/site.png.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP) browser
+	rm -rf docs/_build/html docs/api/generated
+	$(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
+	$(PY) docs/check_site.py docs/_build/html/index.html docs/site.png

@@ -331,12 +331,3 @@ def test_first_column_values():
     with pytest.raises(DataError, match="row 1: column 'first' is 'left'; use 'a' or 0"):
         from_frame(df.assign(first=["a", "left"]))
 
-
-def test_readme_data_examples_run():
-    """The README's "Raw logs and dataframes" examples (Polars, DuckDB) run as written."""
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    section = readme[readme.index("### Raw logs and dataframes"):readme.index("## Models and their constraints")]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks
-    for block in blocks:
-        exec(block, {})

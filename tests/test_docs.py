@@ -1,7 +1,10 @@
-"""Every example of the user guide runs (docs/guide/*.md, MyST pages), so the guide cannot drift from
-the package: the Python cells of a page run in order in one namespace (a cell tagged
-``skip-execution`` is shown, not run: a NUTS fit), each shell block as one ``bash -e`` script with the
-package's own command on the PATH, all in a temporary directory."""
+"""Every example of the docs site runs (docs/**/*.md, MyST pages: getting started, the user guide,
+the index), so the docs cannot drift from the package: the Python cells of a page run in order in one
+namespace (a cell tagged ``skip-execution`` is shown, not run), each shell block as one ``bash -e``
+script with the package's own command on the PATH, all in a temporary directory. NUTS runs are
+shortened to a few draws as in tests/test_readme.py (the same code paths); the set-up commands of
+getting started (``git clone``, ``cd bayesrank``, ``make ...``) are what CI itself runs, so they are
+the only lines left out."""
 
 import os
 import re
@@ -11,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide"
-PAGES = sorted(GUIDE.glob("*.md"))
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+#: Lines of a shell block that set a clone up rather than use the package.
+SETUP = ("git clone", "cd bayesrank", "make ")
 
 
 def cells(page: Path) -> list[str]:
@@ -27,8 +31,27 @@ def cells(page: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
-def test_the_python_cells_of_a_guide_page_run(page, tmp_path, monkeypatch):
+def shell_blocks(page: Path) -> list[str]:
+    """The shell examples of a page that run: ``bash`` blocks without their set-up lines."""
+    found = []
+    for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S):
+        lines = [line for line in block.splitlines() if line.strip() and not line.startswith(SETUP)]
+        if lines:
+            found.append("\n".join(lines))
+    return found
+
+
+PAGES = sorted(page for page in DOCS.rglob("*.md") if "_build" not in page.parts and (cells(page) or shell_blocks(page)))
+PYTHON = [page for page in PAGES if cells(page)]
+
+
+def test_the_pages_with_examples_are_found():
+    names = {str(page.relative_to(DOCS)) for page in PAGES}
+    assert {"index.md", "getting-started.md", "guide/data.md", "guide/frameworks.md"} <= names
+
+
+@pytest.mark.parametrize("page", PYTHON, ids=[str(p.relative_to(DOCS)) for p in PYTHON])
+def test_the_python_cells_of_a_docs_page_run(page, tmp_path, monkeypatch):
     from tests.test_readme import shorten_nuts
 
     monkeypatch.chdir(tmp_path)
@@ -40,11 +63,15 @@ def test_the_python_cells_of_a_guide_page_run(page, tmp_path, monkeypatch):
         exec(compile(cell, f"{page.name} cell {k}", "exec"), namespace)
 
 
-SHELL = [(page, block) for page in PAGES for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S)]
+SHELL = [(page, block) for page in PAGES for block in shell_blocks(page)]
 
 
-@pytest.mark.parametrize("page,block", SHELL, ids=[f"{p.stem}: {b.strip().splitlines()[0][:50]}" for p, b in SHELL])
-def test_the_shell_blocks_of_a_guide_page_run(page, block, tmp_path):
+@pytest.mark.parametrize("page,block", SHELL,
+                         ids=[f"{p.relative_to(DOCS)}: {b.strip().splitlines()[0][:50]}" for p, b in SHELL])
+def test_the_shell_blocks_of_a_docs_page_run(page, block, tmp_path):
+    from tests.test_readme import shortened
+
+    block = "\n".join(shortened(line) for line in block.splitlines())  # (NUTS cut to a few draws)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=1800)

@@ -118,3 +118,12 @@ def test_ci_runs_the_setup_commands():
     """CI's script runs both set-up commands itself (a missing install step fails CI, not a user)."""
     commands = [line.split("#")[0].strip() for line in (README.parent / ".ci" / "run").read_text().splitlines()]
     assert all(cmd in commands for cmd in SETUP)
+
+
+def test_readme_is_read_in_minutes():
+    """The README stays a front page (what, set-up, quick starts, links); the docs hold the rest."""
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines; move detail into docs/"
+    links = set(re.findall(r"\]\((docs/[^)#]+)", README.read_text()))
+    missing = [link for link in links if not (README.parent / link).exists()]
+    assert links and not missing, f"README links to missing docs pages: {missing}"

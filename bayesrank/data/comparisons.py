@@ -339,7 +339,7 @@ class Comparisons:
         return float(self.totals.sum())
 
     def counts(self) -> np.ndarray:
-        """Counts as an ``(n_cells, 3)`` array with columns :data:`OUTCOMES`."""
+        """Counts as an ``(n_cells, 3)`` array with columns :data:`bayesrank.data.comparisons.OUTCOMES`."""
         return np.column_stack([self.wins_a, self.wins_b, self.ties])
 
     # ------------------------------------------------------------------ views

@@ -343,7 +343,7 @@ class SignedJudgeAware(JudgeAware):
     """Judge-aware BTL with a signed sensitivity: σ(γ_k(s_a − s_b) [+ δ_k x]), γ_k ∈ ℝ, Σγ = K.
 
     The HJA paper's rank-0 model. A judge with γ_k ≤ 0 is uninformative or anti-aligned with
-    the consensus; the positive judge-aware model has no MLE then (:func:`judge_existence`).
+    the consensus; the positive judge-aware model has no MLE then (:func:`bayesrank.model.judge_aware.judge_existence`).
     """
 
     name = "judge-aware-signed"

@@ -550,11 +550,11 @@ class _TieFramework(_Thurstonian, Framework):
 
 @dataclass(frozen=True)
 class RaoKupper(_TieFramework):
-    """Rao–Kupper: a tie when |x_a − x_b| < η, η = softplus(h) ≥ 0.
+    """Rao–Kupper: a tie when ``|x_a − x_b| < η``, η = softplus(h) ≥ 0.
 
     With ``threshold="abs"`` η = √(h² + 0.01²), a smooth version of the leaderbot paper's
     ``max(|h|, 0.01)``: the paper's exact model, for replication (its factored models 8, 12, 16
-    fit worse than ``k_tie=0``, and |h| has the sign symmetry h ↦ −h, so prefer the default
+    fit worse than ``k_tie=0``, and ``|h|`` has the sign symmetry h ↦ −h, so prefer the default
     for new work and for NUTS).
 
     Parameters

@@ -24,7 +24,7 @@ FRAMEWORKS: dict[str, type[Framework]] = {
 
 
 def framework_from_spec(spec: dict) -> Framework:
-    """Rebuild a framework from :meth:`Framework.spec` output.
+    """Rebuild a framework from :meth:`bayesrank.model.framework.Framework.spec` output.
 
     Raises
     ------
