@@ -95,7 +95,8 @@ def tiers(fit, top: int | None = 100, n_tiers: int | None = 5, by: str = "z", me
         Cut the tree into this many clusters (``fcluster(maxclust=...)``); ignored when
         ``threshold`` is given.
     by : {"z", "order"}
-        Dissimilarity: |Z| (:func:`z_matrix`, the paper's) or :func:`order_distance`.
+        Dissimilarity: ``|Z|`` (:func:`~bayesrank.analysis.tiers.z_matrix`, the paper's) or
+        :func:`~bayesrank.analysis.tiers.order_distance`.
     method : str
         Linkage (paper: ``"complete"``), always with optimal leaf ordering.
     threshold : float, optional

@@ -151,7 +151,7 @@ def goodness_of_fit(fit, data: Comparisons | None = None, leaderbot_compat: bool
     Returns
     -------
     dict
-        :func:`gof_metrics` plus ``nll`` (per comparison, on the evaluated cells) and the
+        :func:`~bayesrank.evaluation.goodness.gof_metrics` plus ``nll`` (per comparison, on the evaluated cells) and the
         cross-entropies ``h_win, h_loss, h_tie``.
     """
     ties = _has_ties(fit.framework)

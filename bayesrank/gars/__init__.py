@@ -4,8 +4,9 @@ From "Nonparametric LLM Evaluation from Preference Data" (Frauen et al.):
 
 * :mod:`bayesrank.gars.scores` — the score functionals (Borda, Bradley–Terry projection, Rank
   Centrality) of the pairwise outcome probabilities, and their plug-in estimates from any fit
-  (:func:`from_fit`), from the saturated model of the raw counts (:func:`from_counts`) or from
-  data with the default model (:func:`from_data`);
+  (:func:`~bayesrank.gars.scores.from_fit`), from the saturated model of the raw counts
+  (:func:`~bayesrank.gars.scores.from_counts`) or from
+  data with the default model (:func:`~bayesrank.gars.scores.from_data`);
 * :mod:`bayesrank.gars.dml` — DMLRank, the cross-fitted debiased estimate from human labels,
   LLM judges and context, with its A-optimal labelling policy.
 """
