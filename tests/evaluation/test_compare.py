@@ -33,6 +33,7 @@ def test_loo_per_cell_and_compare(small, posts):
     assert set(table.index) == {"davidson", "rao-kupper"}
 
 
+@pytest.mark.slow   # four NUTS fits with a Thurstonian covariance: minutes; the default tier's LOO tests run NUTS
 def test_nuts_with_covariance_keeps_constraints(small):
     post = br.fit(br.BradleyTerry(ties="half", k_cov=1), small, method="nuts", draws=200, tune=300, chains=2,
                   random_seed=4)

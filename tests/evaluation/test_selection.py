@@ -54,9 +54,11 @@ def test_held_out_loss_is_the_per_record_nll_with_soft_ties(mtbench):
 
 
 def test_held_out_loss_without_ties(mtbench):
-    """ties="drop": a tie record is not scored, a win costs −log σ(±Δ). (GLM-4.5-Air picks the answer
-    shown first in every decisive verdict: without ties its judge factor has no finite MLE, which the
-    fit says, so the check runs on the other judges.)"""
+    """With ties="drop" a tie record is not scored and a win costs −log σ(±Δ).
+
+    GLM-4.5-Air picks the answer shown first in every decisive verdict: without ties its judge factor
+    has no finite MLE, which the fit says, so the check runs on the other judges.
+    """
     always_first = ["zai-org/GLM-4.5-Air-FP8"]
     train, test = record_folds(mtbench.without_judges(always_first), 5, random_seed=0)[2]
     fit = br.fit(br.HJA(rank=1, ties="drop"), train, draws=50)
@@ -78,7 +80,7 @@ def test_bic_penalty_counts_the_parameters_the_rank_adds(mtbench):
         assert heterogeneity_dof(r, mtbench.n_judges, mtbench.n_items) == added
 
 
-@pytest.mark.parametrize("criterion", ["cv", "bic"])
+@pytest.mark.parametrize("criterion", [pytest.param("cv", marks=pytest.mark.slow), "bic"])   # cv: 5 folds × 3 ranks
 def test_true_rank_chosen_on_a_clear_panel(panel, criterion):
     sel = select_rank(br.HJA(), panel, criterion=criterion, max_rank=2)
     assert sel.rank == 1
@@ -130,6 +132,7 @@ def test_cli_select_rank_json(capsys):
     assert main(["select-rank", "mtbench-judges", "--model", "btl"]) == 2
 
 
+@pytest.mark.slow   # cross-validates every rank on mtbench-judges; select_rank's cv is tested on the folds above
 def test_cli_fit_rank_auto(capsys):
     assert main(["fit", "mtbench-judges", "--model", "hja", "--rank", "auto", "--format", "json", "--draws", "50"]) == 0
     out = json.loads(capsys.readouterr().out)
