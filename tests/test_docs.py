@@ -41,7 +41,8 @@ def shell_blocks(page: Path) -> list[str]:
     return found
 
 
-PAGES = sorted(page for page in DOCS.rglob("*.md") if "_build" not in page.parts and (cells(page) or shell_blocks(page)))
+PAGES = sorted(page for page in DOCS.rglob("*.md")
+               if "_build" not in page.parts and (cells(page) or shell_blocks(page)))
 PYTHON = [page for page in PAGES if cells(page)]
 
 

@@ -30,7 +30,8 @@ def test_a_clean_page_passes_and_leaves_a_screenshot(check_site, tmp_path):
 
 
 @pytest.mark.parametrize("script", ['console.error("broken");', "missing();",
-                                    'document.body.append(Object.assign(document.createElement("img"), {src: "absent.png"}));'],
+                                    'document.body.append(Object.assign(document.createElement("img"), '
+                                    '{src: "absent.png"}));'],
                          ids=["console.error", "uncaught", "failed load"])
 def test_a_console_error_fails_the_check(check_site, tmp_path, capsys, script):
     assert check_site.main([str(page(tmp_path, script)), str(tmp_path / "shot.png")]) == 1
