@@ -6,6 +6,8 @@ up in the fit's ``warnings``.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -81,11 +83,23 @@ def separated_groups(data: Comparisons) -> list[list[str]]:
     n, labels = connected_components(graph, directed=True, connection="strong")
     if n == 1:
         return [list(data.items)]
-    # order the groups: a group that is reached by no other group comes first
+    # order the groups topologically (Kahn): each next group is one that no group left to place
+    # beats (the groups form a DAG), the least beaten and most beating first among those
     beats = np.zeros((n, n), dtype=bool)
     beats[labels[rows], labels[cols]] = True
     np.fill_diagonal(beats, False)
-    order = sorted(range(n), key=lambda g: (beats[:, g].sum(), -beats[g].sum()))
+    beaten_by, beating = beats.sum(axis=0), beats.sum(axis=1)
+    waiting = beaten_by.copy()
+    ready = [(beaten_by[g], -beating[g], g) for g in range(n) if waiting[g] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        g = heapq.heappop(ready)[2]
+        order.append(g)
+        for h in np.flatnonzero(beats[g]):
+            waiting[h] -= 1
+            if waiting[h] == 0:
+                heapq.heappush(ready, (beaten_by[h], -beating[h], h))
     return [[data.items[k] for k in np.flatnonzero(labels == g)] for g in order]
 
 

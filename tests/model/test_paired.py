@@ -109,7 +109,7 @@ def test_parameter_counts_for_the_paper_grid(arena):
     assert n_free(br.BradleyTerry(k_cov=0)) == 256                                   # paper model 2: 258
     # model 18: the arena's compared pairs leave at least 22 of the 109·20 + 210 tie coordinates
     # exactly flat (rank 2368 of the map to their thresholds); those, and the ones below float64
-    # resolution, are removed (tests/test_tie_identification.py checks the rule on a small graph)
+    # resolution, are removed (tests/model/test_structures.py checks the rule on a small graph)
     rk = br.RaoKupper(k_tie=20, k_cov=3)
     kept = rk.tie_basis(rk.prepare(arena))[0].shape[1]
     assert 100 > 109 * 20 + 210 - kept >= 22

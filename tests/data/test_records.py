@@ -27,7 +27,7 @@ from bayesrank.data.bundled import dataset_path
 from bayesrank.errors import DataError
 
 HERE = Path(__file__).parent
-BAD = HERE / "data"
+BAD = HERE
 
 
 def battles(rows) -> pd.DataFrame:
@@ -330,4 +330,3 @@ def test_first_column_values():
     assert from_frame(df).first.tolist() == [0, 1]
     with pytest.raises(DataError, match="row 1: column 'first' is 'left'; use 'a' or 0"):
         from_frame(df.assign(first=["a", "left"]))
-

@@ -1,0 +1,47 @@
+"""A fit as text: what was fitted to what, the fit's own numbers, the leaderboard's top rows and every
+warning, as a person reads them in a terminal."""
+
+import numpy as np
+import pytest
+
+import bayesrank as br
+from bayesrank.results.elo import Elo
+from bayesrank.results.text import accounting_line
+from tests.conftest import simulate_counts
+
+
+@pytest.fixture(scope="module")
+def data():
+    return simulate_counts(np.array([-0.5, 0.0, 0.2, 0.6]), 40, np.random.default_rng(12), eta=-0.4)
+
+
+def test_the_text_states_the_fit_and_shows_the_top_rows(data):
+    fit = br.fit(br.Davidson(), data)
+    text = fit.to_text(top=2, level=0.9)
+    lines = text.splitlines()
+    ce = fit.cross_entropies()
+    assert lines[0] == f"{fit.framework.label} by MAP on {data!r}"
+    assert lines[1].startswith(f"nll {fit.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f})")
+    assert "Wald 90% interval" in lines[3]
+    header = next(k for k, line in enumerate(lines) if line.split()[:2] == ["rank", "name"])
+    shown = [line.split()[1] for line in lines[header + 1:header + 3]]
+    assert shown == list(fit.leaderboard()["name"][:2]) and len(lines) == header + 3
+
+
+def test_warnings_and_missing_elo_are_said(data):
+    fit = br.fit(br.Davidson(k_cov=0), data, draws=50)
+    text = fit.to_text(elo=Elo())
+    assert f"no Elo ratings: {fit.framework.scale_note}" in text
+    assert "elo" not in text.split("\n\n")[1].splitlines()[0]            # no Elo columns in the board
+    said = [line[len("warning: "):] for line in text.splitlines() if line.startswith("warning: ")]
+    assert said[:len(fit.warnings)] == fit.warnings and len(said) == len(fit.warnings) + 1  # + too few draws
+    assert "draws" in said[-1]
+
+
+def test_accounting_line_names_what_was_dropped_and_why():
+    acc = {"records_read": 1200, "comparisons_read": 1200, "dropped": {"unknown verdict": 150, "self": 50},
+           "comparisons_used": 1000, "notes": {"both bad as ties": 30}}
+    assert accounting_line(acc) == ("data: 1,200 records read (1,200 comparisons), 200 dropped "
+                                    "(unknown verdict 150; self 50), 1,000 used; note: both bad as ties 30")
+    counts = {"records_read": 0, "comparisons_read": 90, "dropped": {}, "comparisons_used": 90, "notes": {}}
+    assert accounting_line(counts) == "data: 90 comparisons read, 0 dropped, 90 used"
