@@ -80,9 +80,9 @@ def test_a_failed_update_leaves_the_fit_as_it_was():
 def test_errors_name_what_differs():
     old, new = logs(3)
     fit = br.fit(br.Davidson(), old)
-    with pytest.raises(br.ModelSpecError, match=r"Fit.update\(\) got unknown option\(s\) 'draws'.*its options: "
-                                                r"cluster, information, intervals"):
-        fit.update(new, draws=10)
+    with pytest.raises(br.ModelSpecError, match=r"Fit.update\(\) got unknown option\(s\) 'tune'.*its options: "
+                                                r"cluster, draws, information, intervals"):
+        fit.update(new, tune=10)   # an option of NUTS fits
     with pytest.raises(br.ModelSpecError, match=r"intervals=None \(saved\) vs 'sandwich'"):
         fit.update(new, intervals="sandwich")
     with pytest.raises(br.ModelSpecError, match=r"k_tie=0 \(saved\) vs 1"):
