@@ -33,6 +33,18 @@ def simulate_counts(scores, n_per_pair, rng, eta=None):
     return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
 
 
+@pytest.fixture(scope="session")
+def small_counts():
+    """Eight simulated items (Davidson, η = −0.4), 250 comparisons a pair."""
+    return simulate_counts(np.linspace(-1.2, 1.2, 8), 250, np.random.default_rng(5), eta=-0.4)
+
+
+@pytest.fixture(scope="session")
+def small_fit(small_counts):
+    """The MAP fit of Davidson (k_tie=0, k_cov=0) to :func:`small_counts`."""
+    return br.fit(br.Davidson(k_tie=0, k_cov=0), small_counts)
+
+
 def items_subset(data, keep):
     """The cells of ``data`` between the items of ``keep`` (indices), as their own Comparisons."""
     names = np.array(data.items, dtype=object)

@@ -17,18 +17,6 @@ from bayesrank.analysis.tiers import (
     tiers,
     z_matrix,
 )
-from tests.conftest import simulate_counts
-
-
-@pytest.fixture(scope="module")
-def small():
-    rng = np.random.default_rng(5)
-    return simulate_counts(np.linspace(-1.2, 1.2, 8), 250, rng, eta=-0.4)
-
-
-@pytest.fixture(scope="module")
-def small_fit(small):
-    return br.fit(br.Davidson(k_tie=0, k_cov=0), small)
 
 
 def test_kendall_tau_b():
@@ -70,8 +58,8 @@ def test_tiers_maps_and_plots(small_fit):
     np.testing.assert_allclose(fig.axes[0].images[0].get_array(), 1.0)   # a fit agrees with itself
 
 
-def test_classical_mds_recovers_one_dimensional_scores(small):
-    bt = br.fit(br.BradleyTerry(ties="drop"), small)
+def test_classical_mds_recovers_one_dimensional_scores(small_counts):
+    bt = br.fit(br.BradleyTerry(ties="drop"), small_counts)
     m = mds(bt, n_components=1).set_index("name")
     x = bt.scores()
     d_mds = np.abs(m["dim1"].to_numpy()[:, None] - m["dim1"].to_numpy()[None])

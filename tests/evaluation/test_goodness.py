@@ -9,7 +9,7 @@ import bayesrank as br
 from bayesrank.cli import main
 from bayesrank.evaluation.goodness import gof_metrics, goodness_of_fit, information_criteria
 from bayesrank.model.papers import LEADERBOT_D1
-from tests.conftest import reference_loglik, simulate_counts
+from tests.conftest import reference_loglik
 
 
 def test_metrics_against_hand_computed_values():
@@ -43,32 +43,22 @@ def test_metrics_against_hand_computed_values():
     assert np.isnan(bt["rmse_tie"]) and bt["rmse_all"] == pytest.approx(1.0)
 
 
-@pytest.fixture(scope="module")
-def small():
-    rng = np.random.default_rng(5)
-    return simulate_counts(np.linspace(-1.2, 1.2, 8), 250, rng, eta=-0.4)
-
-
-@pytest.fixture(scope="module")
-def small_fit(small):
-    return br.fit(br.Davidson(k_tie=0, k_cov=0), small)
-
-
-def test_goodness_of_fit_of_a_fit_and_information_criteria(small, small_fit):
+def test_goodness_of_fit_of_a_fit_and_information_criteria(small_counts, small_fit):
     g = goodness_of_fit(small_fit)
     assert g["nll"] == pytest.approx(small_fit.nll, rel=1e-12)
     # predictions on the same cells through the prediction path agree with the fit's own
-    again = goodness_of_fit(small_fit, small)
+    again = goodness_of_fit(small_fit, small_counts)
     assert again["kld"] == pytest.approx(g["kld"], rel=1e-9)
     assert again["nll"] == pytest.approx(g["nll"], rel=1e-12)
     # AIC / BIC of a Davidson fit from a log-likelihood computed here in NumPy; 8 items:
     # 7 score coordinates + 1 threshold
-    fit = br.fit(br.Davidson(k_tie=0), small)
-    loglik = reference_loglik(fit.framework, small, fit.scores().to_numpy(), float(fit.tree["estimate"]["eta_raw"]))
+    fit = br.fit(br.Davidson(k_tie=0), small_counts)
+    eta = float(fit.tree["estimate"]["eta_raw"])
+    loglik = reference_loglik(fit.framework, small_counts, fit.scores().to_numpy(), eta)
     ic = information_criteria(fit)
     assert ic["n_params"] == 8
     assert ic["aic"] == pytest.approx(2 * 8 - 2 * loglik, rel=1e-12)
-    assert ic["bic"] == pytest.approx(8 * np.log(small.n_comparisons) - 2 * loglik, rel=1e-12)
+    assert ic["bic"] == pytest.approx(8 * np.log(small_counts.n_comparisons) - 2 * loglik, rel=1e-12)
 
 
 def test_paper_split_sizes(arena):
