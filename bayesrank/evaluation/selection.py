@@ -162,15 +162,6 @@ def _mean_se(values, counts):
     return mean, float(np.sqrt(var / n))
 
 
-def _check_framework(framework, function: str) -> None:
-    """Refuse anything but an HJA framework as the first argument, saying the argument order."""
-    if isinstance(framework, HJA):
-        return
-    what = framework.label if isinstance(framework, Framework) else type(framework).__name__
-    raise ModelSpecError(f"{function}(framework, data, ...) chooses the rank of an HJA model: its first argument is "
-                         f"the framework, e.g. {function}(bayesrank.HJA(), data); got {what}.")
-
-
 @options_checked
 def select_rank(framework: HJA, data, criterion: str = "cv", *, max_rank: int | None = None,
                 folds: int = 5, random_seed: int = 0, nuts: dict | None = None) -> RankSelection:
@@ -197,7 +188,10 @@ def select_rank(framework: HJA, data, criterion: str = "cv", *, max_rank: int | 
     """
     if criterion not in CRITERIA:
         raise ModelSpecError(f"unknown criterion {criterion!r}; use one of {', '.join(CRITERIA)} (the paper: cv).")
-    _check_framework(framework, "select_rank")
+    if not isinstance(framework, HJA):   # (the data first, or another framework: say the order)
+        what = framework.label if isinstance(framework, Framework) else type(framework).__name__
+        raise ModelSpecError("select_rank(framework, data, ...) chooses the rank of an HJA model: its first argument "
+                             f"is the framework, e.g. select_rank(bayesrank.HJA(), data); got {what}.")
     data = data if isinstance(data, Comparisons) else load(data)
     prepared = replace(framework, rank=0).prepare(data)
     top = rank_bound(prepared.n_judges, prepared.n_items)
