@@ -17,8 +17,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/bayesrank demo --out demo --force
 
+# The default tier on TEST_WORKERS processes (pytest-xdist; each test is independent of the others).
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow

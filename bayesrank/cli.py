@@ -1090,7 +1090,8 @@ def main(argv=None) -> int:
     forget_signals()
     previous = {signum: _install(signum, handler) for signum, handler in ((signal.SIGTERM, _terminate),
                                                                          (signal.SIGINT, _interrupt))}
-    stdout = sys.stdout
+    stdout, unraisable = sys.stdout, sys.unraisablehook
+    sys.unraisablehook = _signal_quiet(unraisable)
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(command_of(argv)).parse_args(argv)
@@ -1128,10 +1129,22 @@ def main(argv=None) -> int:
               f"{REPORT}" + ("" if debug else " (rerun with --debug for the traceback)"), file=sys.stderr)
         return 1
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.unraisablehook = stdout, unraisable
         release_reserved()
         for signum, handler in previous.items():
             _install(signum, handler)
+
+
+def _signal_quiet(hook):
+    """``hook`` except for the exception of a signal the CLI handles when Python could not raise it
+    (a signal arriving in a finaliser or a weak-reference callback): Python would print it as
+    "Exception ignored" with a traceback, while the run ends as the signal asked all the same
+    (:func:`main` checks :func:`~bayesrank.output.atomic.noted_signal` after the command)."""
+    def quiet(unraisable):
+        if isinstance(unraisable.exc_value, (KeyboardInterrupt, _Terminated)) and noted_signal() is not None:
+            return
+        hook(unraisable)
+    return quiet
 
 
 def _install(signum, handler):

@@ -281,3 +281,33 @@ def test_provisional_command_names_the_battles(capsys, saved_small_fit):
     assert res["max_span"] == 3 and [r["name"] for r in res["rows"]] == ["m04"] and res["rows"][0]["battles"] > 0
     code, out, _ = run(capsys, "provisional", str(saved_small_fit))
     assert code == 0 and "provisional rows: 1" in out and "m04" in out
+
+
+def test_a_signal_python_cannot_raise_ends_the_run_without_a_traceback(capsys, monkeypatch):
+    """SIGTERM arriving inside a weak-reference callback (where Python can only report an exception,
+    "Exception ignored ... Traceback") ends the run with 143 and one line, and nothing else."""
+    import os
+    import signal
+    import weakref
+
+    from bayesrank import cli
+
+    def command(args):
+        class Thing:
+            pass
+
+        def callback(ref):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs here, inside the callback
+                pass
+
+        thing = Thing()
+        ref = weakref.ref(thing, callback)
+        del thing
+        assert ref() is None
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "datasets", command)
+    assert main(["datasets"]) == 143
+    err = capsys.readouterr().err
+    assert err == "bayesrank: terminated\n"

@@ -1,15 +1,12 @@
 """Every example of the docs site runs (docs/**/*.md, MyST pages: getting started, the user guide,
 the index), so the docs cannot drift from the package: the Python cells of a page run in order in one
-namespace (a cell tagged ``skip-execution`` is shown, not run), each shell block as one ``bash -e``
-script with the package's own command on the PATH, all in a temporary directory. NUTS runs are
-shortened to a few draws as in tests/test_readme.py (the same code paths); the set-up commands of
-getting started (``git clone``, ``cd bayesrank``, ``make ...``) are what CI itself runs, so they are
-the only lines left out."""
+namespace (a cell tagged ``skip-execution`` is shown, not run), each shell block line by line as
+``bash -e`` would run it (:func:`tests.test_readme.run_shell_block`), all in a temporary directory.
+NUTS runs are shortened to a few draws as in tests/test_readme.py (the same code paths); the set-up
+commands of getting started (``git clone``, ``cd bayesrank``, ``make ...``) are what CI itself runs,
+so they are the only lines left out."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -70,10 +67,6 @@ SHELL = [(page, block) for page in PAGES for block in shell_blocks(page)]
 @pytest.mark.parametrize("page,block", SHELL,
                          ids=[f"{p.relative_to(DOCS)}: {b.strip().splitlines()[0][:50]}" for p, b in SHELL])
 def test_the_shell_blocks_of_a_docs_page_run(page, block, tmp_path):
-    from tests.test_readme import shortened
+    from tests.test_readme import run_shell_block, shortened
 
-    block = "\n".join(shortened(line) for line in block.splitlines())  # (NUTS cut to a few draws)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_shell_block("\n".join(shortened(line) for line in block.splitlines()), tmp_path)  # (NUTS cut short)

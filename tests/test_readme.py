@@ -11,10 +11,13 @@ The default tier runs every block with NUTS shortened to :data:`SHORT` draws and
 as written and checks that every NUTS example converges.
 """
 
+import contextlib
 import functools
+import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +26,6 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SETUP = ("make demo", "make test")
-
-
 
 
 def blocks(language: str, page: Path = README) -> list[str]:
@@ -86,25 +87,70 @@ SHELL_BLOCKS = [block for block in blocks("bash")
 
 
 def shortened(line: str) -> str:
-    """A command line with its NUTS run shortened to :data:`SHORT` draws and tuning steps."""
+    """A command line with its NUTS run shortened to :data:`SHORT` draws and tuning steps (the
+    options go before a ``> FILE`` redirection or a comment)."""
     if "--method nuts" not in line and not line.lstrip().startswith("bayesrank compare"):
         return line
-    line = re.sub(r"--(draws|tune) \d+", "", line)
-    return f"{line.rstrip()} --draws {SHORT} --tune {SHORT}"
+    tail = re.search(r" > | +#", line)
+    cut = tail.start() if tail else len(line)
+    command = re.sub(r" --(draws|tune) \d+", "", line[:cut]).rstrip()
+    return f"{command} --draws {SHORT} --tune {SHORT}{line[cut:]}"
+
+
+#: Characters that make a line a shell program rather than one command (with an optional ``> FILE``).
+_SHELL_SYNTAX = set("|<>;&$`(){}*?[]~\\")
+
+
+def run_shell_block(block: str, cwd: Path) -> str:
+    """Run a shell example line by line in ``cwd`` as ``bash -e`` would, and return its standard output.
+
+    A line that is one ``bayesrank`` command (optionally ending in ``> FILE``) runs through the
+    command line's own entry point, :func:`bayesrank.cli.main`, in this process: the same code a
+    shell runs, without a new interpreter's start-up and compilation per line (the CLI as a
+    separate process is tested in tests/test_cli.py and tests/test_reliability.py). Any other
+    line runs in ``bash -e`` with the package's command on the PATH. The first line that exits
+    with a non-zero code fails the test, with its standard error.
+    """
+    from bayesrank.cli import main
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    printed = []
+    for line in block.splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:  # not one command: the shell reads it
+            words = []
+        target = None
+        if len(words) > 2 and words[-2] == ">":
+            words, target = words[:-2], words[-1]
+        if words[:1] != ["bayesrank"] or _SHELL_SYNTAX & set("".join(words)):
+            proc = subprocess.run(["bash", "-e", "-c", line], cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=1800)
+            assert proc.returncode == 0, f"{line}\n{proc.stderr[-2000:]}"
+            printed.append(proc.stdout)
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(words[1:])
+            except SystemExit as stop:  # argparse's usage errors
+                code = stop.code
+        assert code == 0, f"{line}\n{err.getvalue()[-2000:]}"
+        if target is None:
+            printed.append(out.getvalue())
+        else:
+            (cwd / target).write_text(out.getvalue())
+    return "".join(printed)
 
 
 @pytest.mark.parametrize("short", TIERS)
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=[b.strip().splitlines()[0][:60] for b in SHELL_BLOCKS])
 def test_readme_shell_blocks_run(tmp_path, block, short):
     lines = [line for line in block.splitlines() if not line.startswith(SETUP)]
-    script = "\n".join(shortened(line) if short else line for line in lines)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    stdout = run_shell_block("\n".join(shortened(line) if short else line for line in lines), tmp_path)
     if short:
         return
-    for line in proc.stdout.splitlines():  # the JSON of a NUTS fit says it converged
+    for line in stdout.splitlines():  # the JSON of a NUTS fit says it converged
         if line.startswith('{"framework"') and '"method": "nuts"' in line:
             assert json.loads(line)["converged"], f"a NUTS example of the README is not converged: {line[:300]}"
 

@@ -261,9 +261,11 @@ def test_mle_that_does_not_exist_reports_no_estimates():
 @pytest.mark.parametrize(
     "framework",
     [br.BradleyTerry(), br.RaoKupper(k_tie=0), br.Davidson(k_tie=1), br.RaoKupper(k_tie=2, tie_intercept=True),
-     br.Davidson(k_tie=3), br.BradleyTerry(k_cov=0), br.BradleyTerry(k_cov=2), br.Davidson(k_tie=1, k_cov=0),
-     br.Davidson(k_tie=2, k_cov=3), br.RaoKupper(k_cov=1),
-     br.RaoKupper(k_tie=2, tie_intercept=True, k_cov=2, threshold="abs")],
+     br.Davidson(k_tie=3), br.BradleyTerry(k_cov=0), br.Davidson(k_tie=1, k_cov=0), br.RaoKupper(k_cov=1),
+     # one covariance case per link in the default tier; the larger ones (a compilation each) in the slow tier
+     *(pytest.param(f, marks=pytest.mark.slow, id=f.label) for f in (
+         br.BradleyTerry(k_cov=2), br.Davidson(k_tie=2, k_cov=3),
+         br.RaoKupper(k_tie=2, tie_intercept=True, k_cov=2, threshold="abs")))],
     ids=lambda f: f.label,
 )
 def test_structured_hessian_equals_finite_differences(framework):
@@ -513,10 +515,13 @@ def _fit_in_a_process(specs, n_items):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), br.RaoKupper(k_tie=1, k_cov=2)], ids=lambda f: f.label)
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), pytest.param(br.RaoKupper(k_tie=1, k_cov=2),
+                                                                          marks=pytest.mark.slow)],
+                         ids=lambda f: f.label)
 def test_a_fit_is_the_same_in_a_fresh_process_and_after_other_fits(framework):
     """Determinism is a contract: the same specification, data and options give the same numbers in a
-    fresh process, after five fits of itself and after fits of other models."""
+    fresh process, after five fits of itself and after fits of other models (a covariance model here
+    in the slow tier, beside every Table D.1 model)."""
     spec = framework.spec()
     fresh = _fit_in_a_process([spec], 20)
     others = [br.BradleyTerry().spec(), br.Davidson(k_tie=2, k_cov=0).spec(), br.RaoKupper(k_tie=0, k_cov=1).spec()]

@@ -35,7 +35,8 @@ def in_terminal(args, timeout=300) -> str:
     under ``script`` or a bare pty, the hardest case for a progress bar."""
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "PYTHONUNBUFFERED": "1"}
-    env.pop("CI", None)
+    env.pop("CI", None)  # numpyro hides its bar under CI or pytest-xdist; a user's terminal has neither
+    env.pop("PYTEST_XDIST_WORKER", None)
     proc = subprocess.Popen([*BAYESRANK, *args], stdin=follower, stdout=follower, stderr=follower, env=env,
                             close_fds=True)
     os.close(follower)
