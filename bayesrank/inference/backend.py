@@ -3,8 +3,10 @@
 The per-cell kernels (:mod:`bayesrank.inference.kernels`) and the map from the free coordinates
 to the model variables (:class:`~bayesrank.inference.structure.Structure`) are compiled in
 :func:`mode`: PyTensor's virtual machine running each operation's NumPy implementation, with
-the ``fast_run`` rewrites except elementwise fusion (a fused loop has no NumPy implementation) and
-without shape assertions,
+the ``fast_run`` rewrites except elementwise fusion (a fused loop has no NumPy implementation),
+the in-place rewrites and the shape-inference ones (``ShapeOpt``, ``local_useless_reshape``:
+on these small per-cell graphs they take much of the compilation and save nothing measurable
+when the functions run; the results are the same to the last bit), without shape assertions,
 every plain ``OpFromGraph`` inlined (the gradient of ``logsumexp`` is one), and the scalar
 operations that PyTensor implements only element by element in Python given a vectorised form
 (:func:`_vectorised_scalar_ops`).
@@ -52,7 +54,8 @@ def mode():
     base = pytensor.compile.mode.Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer="fast_run")
     # shape assertions removed: the inputs' shapes agree by construction (every per-cell array has one
     # row per cell), and each assertion is one more Python call per evaluation
-    return (base.excluding("fusion").including("local_remove_all_assert")
+    return (base.excluding("fusion", "inplace", "ShapeOpt", "local_useless_reshape")
+            .including("local_remove_all_assert")
             .register((dfs_rewriter(inline_opfromgraph), -0.005))
             .register((_vectorised_scalar_ops(), _VECTORISE_POSITION)))
 

@@ -515,13 +515,12 @@ def _fit_in_a_process(specs, n_items):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), pytest.param(br.RaoKupper(k_tie=1, k_cov=2),
-                                                                          marks=pytest.mark.slow)],
-                         ids=lambda f: f.label)
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", [br.Davidson(k_tie=1), br.RaoKupper(k_tie=1, k_cov=2)], ids=lambda f: f.label)
 def test_a_fit_is_the_same_in_a_fresh_process_and_after_other_fits(framework):
     """Determinism is a contract: the same specification, data and options give the same numbers in a
-    fresh process, after five fits of itself and after fits of other models (a covariance model here
-    in the slow tier, beside every Table D.1 model)."""
+    fresh process, after five fits of itself and after fits of other models (slow tier, beside every
+    Table D.1 model; the default tier's fresh-process checks are in tests/test_reproducibility.py)."""
     spec = framework.spec()
     fresh = _fit_in_a_process([spec], 20)
     others = [br.BradleyTerry().spec(), br.Davidson(k_tie=2, k_cov=0).spec(), br.RaoKupper(k_tie=0, k_cov=1).spec()]
