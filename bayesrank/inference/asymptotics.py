@@ -26,7 +26,8 @@ from bayesrank.inference.natural import SparsePlusRankOne
 from bayesrank.inference.structure import Structure
 
 #: Relative step of the directional differences along a column of the covariance factor
-#: (exact for linear maps; truncation error ~1e-10 relative for the smooth non-linear ones).
+#: (central differences: exact for linear maps, a truncation error of order STEP² times the
+#: map's third derivative for the smooth non-linear ones).
 STEP = 1e-4
 #: Directions per call of the batched value function.
 CHUNK = 128
