@@ -71,21 +71,35 @@ def random_cells(m, rng, high, keep=lambda i, j: True):
     return br.Comparisons.from_cells(names[a], names[b], counts[:, 0], counts[:, 1], counts[:, 2])
 
 
+def reference_log_probs(link, d, h):
+    """``(n, 3)`` log P(a wins), log P(b wins), log P(tie) of Bradley–Terry (no tie), Davidson
+    (``h`` the log tie weight) and Rao–Kupper (softplus threshold of ``h``) at the score differences
+    ``d``, written here in NumPy from the papers' formulas, independently of the package."""
+    if link == "bt":
+        return np.column_stack([-np.logaddexp(0, -d), -np.logaddexp(0, d), np.full_like(d, -np.inf)])
+    if link == "davidson":
+        w = np.column_stack([d / 2, -d / 2, h])
+        return w - np.logaddexp.reduce(w, axis=1, keepdims=True)
+    e = np.logaddexp(0, h)
+    la, lb = -np.logaddexp(0, e - d), -np.logaddexp(0, e + d)
+    return np.column_stack([la, lb, np.log(np.expm1(2 * e)) + la + lb])
+
+
+def reference_cell_loglik(link, d, h, counts):
+    """Per cell Σ_o counts_o log P_o (:func:`reference_log_probs`); an outcome with no count adds
+    nothing, even where its log-probability is −∞ (Bradley–Terry's tie)."""
+    return (counts * np.where(counts > 0, reference_log_probs(link, d, h), 0.0)).sum(axis=1)
+
+
 def reference_loglik(framework, data, scores, eta):
     """Log-likelihood of BT (ties as halves or dropped), Rao–Kupper or Davidson with one global
-    threshold, written here in NumPy from the paper's formulas, independently of the package."""
+    threshold ``eta`` (:func:`reference_cell_loglik`)."""
     d = scores[data.a] - scores[data.b]
     w, l, t = data.wins_a, data.wins_b, data.ties
     if framework.name == "bt":
-        if framework.ties == "half":
-            w, l, t = w + t / 2, l + t / 2, 0 * t
-        return float(np.sum(-w * np.logaddexp(0, -d) - l * np.logaddexp(0, d)))
-    if framework.name == "davidson":
-        norm = np.log(np.exp(d / 2) + np.exp(-d / 2) + np.exp(eta))
-        return float(np.sum(w * (d / 2 - norm) + l * (-d / 2 - norm) + t * (eta - norm)))
-    e = np.log1p(np.exp(eta))  # Rao–Kupper, softplus threshold
-    pa, pb = 1 / (1 + np.exp(e - d)), 1 / (1 + np.exp(e + d))
-    return float(np.sum(w * np.log(pa) + l * np.log(pb) + t * np.log((np.exp(2 * e) - 1) * pa * pb)))
+        w, l, t = (w + t / 2, l + t / 2, 0 * t) if framework.ties == "half" else (w, l, 0 * t)
+    counts = np.column_stack([w, l, t]).astype(float)
+    return float(reference_cell_loglik(framework.name, d, np.full_like(d, eta, dtype=float), counts).sum())
 
 
 def newcomer(scores, many, few, name, rng):

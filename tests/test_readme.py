@@ -119,11 +119,13 @@ def run_shell_block(block: str, cwd: Path) -> str:
         try:
             words = shlex.split(line, comments=True)
         except ValueError:  # not one command: the shell reads it
-            words = []
+            words = None
+        if words == []:  # a blank or comment line: nothing to run
+            continue
         target = None
-        if len(words) > 2 and words[-2] == ">":
+        if words and len(words) > 2 and words[-2] == ">":
             words, target = words[:-2], words[-1]
-        if words[:1] != ["bayesrank"] or _SHELL_SYNTAX & set("".join(words)):
+        if not words or words[0] != "bayesrank" or _SHELL_SYNTAX & set("".join(words)):
             proc = subprocess.run(["bash", "-e", "-c", line], cwd=cwd, env=env, capture_output=True, text=True,
                                   timeout=1800)
             assert proc.returncode == 0, f"{line}\n{proc.stderr[-2000:]}"

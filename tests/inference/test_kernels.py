@@ -1,5 +1,5 @@
 """Per-cell kernels: a link's cell log-likelihood, its gradient and Hessian in the predictors (d, h)
-and each outcome's log-probability gradient, against the papers' formulas written here in NumPy and
+and each outcome's log-probability gradient, against the papers' formulas written in NumPy (tests/conftest.py) and
 their central differences; a non-linear predictor's Jacobian and weighted second derivatives against
 central differences of its own values."""
 
@@ -9,26 +9,7 @@ import pytest
 import bayesrank as br
 from bayesrank.inference.kernels import link_kernel
 from bayesrank.inference.structure import structure_of
-from tests.conftest import simulate_counts
-
-
-def numpy_log_probs(link, d, h):
-    """(n, 3) log P(a wins), log P(b wins), log P(tie): Bradley–Terry, Davidson, Rao–Kupper
-    (softplus threshold), as in tests/conftest.py::reference_loglik."""
-    if link == "bt":
-        return np.column_stack([-np.logaddexp(0, -d), -np.logaddexp(0, d), np.full_like(d, -np.inf)])
-    if link == "davidson":
-        w = np.column_stack([d / 2, -d / 2, h])
-        return w - np.logaddexp.reduce(w, axis=1, keepdims=True)
-    e = np.logaddexp(0, h)
-    la, lb = -np.logaddexp(0, e - d), -np.logaddexp(0, e + d)
-    return np.column_stack([la, lb, np.log(np.expm1(2 * e)) + la + lb])
-
-
-def numpy_loglik(link, d, h, counts):
-    lp = numpy_log_probs(link, d, h)
-    # an outcome with no count adds nothing, even where its log-probability is −∞ (Bradley–Terry's tie)
-    return (counts * np.where(counts > 0, lp, 0.0)).sum(axis=1)
+from tests.conftest import reference_cell_loglik, reference_log_probs, simulate_counts
 
 
 @pytest.mark.parametrize("link", ["bt", "davidson", "rao-kupper"])
@@ -42,15 +23,15 @@ def test_link_derivatives_are_those_of_the_papers_formulas(link):
     kernel = link_kernel(link)
     out = kernel.derivatives({"d": d, "h": h}, counts)
     np.testing.assert_allclose(out["log_probs"][:, :2 if link == "bt" else 3],
-                               numpy_log_probs(link, d, h)[:, :2 if link == "bt" else 3], rtol=1e-12)
-    np.testing.assert_allclose(out["loglik"], numpy_loglik(link, d, h, counts), rtol=1e-12)
+                               reference_log_probs(link, d, h)[:, :2 if link == "bt" else 3], rtol=1e-12)
+    np.testing.assert_allclose(out["loglik"], reference_cell_loglik(link, d, h, counts), rtol=1e-12)
     P = kernel.n_predictors
     step = 1e-5
     for q in range(P):
         e = np.zeros((2, n))
         e[q] = step
-        up = numpy_loglik(link, d + e[0], h + e[1], counts)
-        down = numpy_loglik(link, d - e[0], h - e[1], counts)
+        up = reference_cell_loglik(link, d + e[0], h + e[1], counts)
+        down = reference_cell_loglik(link, d - e[0], h - e[1], counts)
         np.testing.assert_allclose(out["grad"][:, q], (up - down) / (2 * step), rtol=1e-7, atol=1e-7)
         gu = kernel.derivatives({"d": d + e[0], "h": h + e[1]}, counts)["grad"]
         gd = kernel.derivatives({"d": d - e[0], "h": h - e[1]}, counts)["grad"]
@@ -60,7 +41,7 @@ def test_link_derivatives_are_those_of_the_papers_formulas(link):
     e = np.zeros((2, n))
     e[0] = step
     with np.errstate(invalid="ignore"):   # Bradley–Terry's tie column is −∞ on both sides: −∞ − (−∞)
-        fd = (numpy_log_probs(link, d + step, h) - numpy_log_probs(link, d - step, h)) / (2 * step)
+        fd = (reference_log_probs(link, d + step, h) - reference_log_probs(link, d - step, h)) / (2 * step)
     keep = np.isfinite(fd)
     np.testing.assert_allclose(outcome[:, :, 0][keep], fd[keep], rtol=1e-7, atol=1e-8)
     if link == "bt":
