@@ -1046,26 +1046,33 @@ def _duplicates_sentence(n: int, records: int, ids: Sequence[str], dropped: bool
 def _cluster_rows(table: Table, shape: str, frame: pd.DataFrame, keys: list[str], oriented: list[str],
                   value: dict[str, str], skip: str, read: list[str], cluster: Sequence[str], guard: str, what: str,
                   records: str) -> Clusters:
-    """The comparisons of each cell by cluster (:class:`~bayesrank.data.clusters.Clusters`).
+    """The comparisons of each cell by cluster (:class:`~bayesrank.data.clusters.Clusters`), one
+    row per record counted.
 
     Every distinct combination of the columns the cells are made of (``read``) is typed and
     oriented once, by the cells' own expressions (``value``, ``oriented``), and matched to its cell
-    of ``frame`` (whose query has checked every one of those values); the records are joined to
-    it and summed by cell × cluster. So a log of many users is typed as its few distinct pairs
-    and outcomes are, and the rows come back as
-    integer arrays — a cell number, each column's cluster code, the counts —, never as a frame of
-    names (in no particular order: :meth:`Comparisons.from_aggregate` sorts them). A record
-    without its cluster (outside the skipped verdicts) is refused like any bad value.
-    ``records`` is the query of the records summed: the table, or its distinct records when
-    duplicates are counted once (as the cells count them)."""
+    of ``frame`` (whose query has checked every one of those values); every distinct value of a
+    cluster column is likewise typed, checked and numbered once, in the order of its name. The
+    records are joined to both, so a log of many users is typed as its few distinct pairs and
+    outcomes and its distinct users are, and come back as integer arrays — a cell number, each
+    column's cluster code, the counts —, never as a frame of names. The rows are not added up
+    by cell × cluster here: a log's records rarely repeat a user's pair, and
+    :meth:`Comparisons.from_aggregate` sorts the rows by cell and cluster anyway, which is where
+    it adds them up. A record without its cluster (outside the skipped verdicts, ``guard``) is
+    refused like any bad value. ``records`` is the query of the records counted: the table, or
+    its distinct records when duplicates are counted once (as the cells count them)."""
     con = table.con
-    names = [_q(f"cluster:{n}") for n in cluster]
     raw = [table.column(c) for c in read]
-    typed, checks = [], []
-    for name, quoted in zip(cluster, names):
+    named, checks, flags = [], [], []
+    for k, name in enumerate(cluster):  # each distinct value once: its name, checks and number
         text, shown, rules, _ = _name(table, name)
-        typed.append(f"{text} AS {quoted}")
-        checks += [_Check(name, shown, p, "cluster" if m == "is missing or empty" else m) for p, m in rules]
+        bad = [f"coalesce({p}, false) AS _bad{j}" for j, (p, _) in enumerate(rules)]
+        named.append(f"CREATE OR REPLACE TEMP TABLE _cluster_names{k} AS SELECT {table.column(name)} AS _raw, "
+                     f"{text} AS level, dense_rank() OVER (ORDER BY {text}) - 1 AS _number, {', '.join(bad)} "
+                     f"FROM (SELECT DISTINCT {table.column(name)} FROM ({records}) r) r")
+        for j, (p, m) in enumerate(rules):
+            checks.append(_Check(name, shown, p, "cluster" if m == "is missing or empty" else m))
+            flags.append(f"n{k}._bad{j} AS _check{len(flags)}")
     # each distinct combination of the cells' columns, typed and oriented once
     distinct = (f"SELECT {', '.join(f'_raw{k}' for k in range(len(raw)))}, {', '.join(oriented)} FROM (SELECT "
                 f"{', '.join(f'r.{_q(c)} AS _raw{k}' for k, c in enumerate(read))}, "
@@ -1076,40 +1083,40 @@ def _cluster_rows(table: Table, shape: str, frame: pd.DataFrame, keys: list[str]
     view = f"cells_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
     same = " AND ".join(f"{c} IS NOT DISTINCT FROM m._raw{k}" for k, c in enumerate(raw))
     match = " AND ".join(f"m.{k} = c.{k}" for k in keys)
-    counts = [f"coalesce(sum(m.{c}) FILTER (WHERE NOT m._skip), 0) AS {c}" for c in ("wins_a", "wins_b", "ties")]
-    tallies = [f"count(*) FILTER (WHERE {guard}coalesce({c.predicate}, false)) AS _cluster_check{k}"
-               for k, c in enumerate(checks)]
+    numbers = ", ".join(f"n{k}._number AS _number{k}" for k in range(len(cluster)))
+    joins = " ".join(f"JOIN _cluster_names{k} n{k} ON {table.column(name)} IS NOT DISTINCT FROM n{k}._raw"
+                     for k, name in enumerate(cluster))
     try:
         con.register(view, cells)
-        # the records joined to their cell (a few thousand distinct combinations), summed by cell × cluster
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_rows AS SELECT m._cell, {', '.join(typed)}, "
-                    f"{', '.join(counts + tallies)} FROM ({records}) r JOIN (SELECT m.*, c._cell FROM ({distinct}) m "
-                    f"LEFT JOIN {view} c ON {match}) m ON {same} GROUP BY ALL")
-        failures = con.execute(f"SELECT {', '.join(f'sum(_cluster_check{k})' for k in range(len(checks)))} "
-                               "FROM _cluster_rows").fetchall()[0]
-        for check, n in zip(checks, failures):
+        for query in named:
+            con.execute(query)
+        # the counted records (skipped verdicts are not) joined to their cell (-1: a cell left
+        # out) and to their clusters' numbers
+        rows = con.execute(
+            f"SELECT coalesce(m._cell, -1) AS _cell, {numbers}, m.wins_a, m.wins_b, m.ties, {', '.join(flags)} "
+            f"FROM ({records}) r JOIN (SELECT m.*, c._cell FROM ({distinct}) m LEFT JOIN {view} c ON {match}) m "
+            f"ON {same} {joins} WHERE NOT m._skip").fetchnumpy()
+        for k, check in enumerate(checks):
+            n = int(np.count_nonzero(rows[f"_check{k}"]))
             if n:
-                _raise_first(table, check, int(n), guard, shape, what)
-        used = "_cell IS NOT NULL AND wins_a + wins_b + ties > 0"
-        levels, joins = [], []
-        for k, c in enumerate(names):  # each column's clusters, sorted, numbered from 0
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _cluster_levels{k} AS SELECT {c} AS level, row_number() OVER "
-                        f"(ORDER BY {c}) - 1 AS code FROM (SELECT DISTINCT {c} FROM _cluster_rows WHERE {used})")
-            levels.append(tuple(str(x) for (x,) in con.execute(f"SELECT level FROM _cluster_levels{k} ORDER BY code")
-                                .fetchall()))
-            joins.append(f"JOIN _cluster_levels{k} l{k} ON r.{c} = l{k}.level")
-        codes = ", ".join(f"l{k}.code AS _code{k}" for k in range(len(names)))
-        rows = con.execute(f"SELECT r._cell, {codes}, r.wins_a, r.wins_b, r.ties FROM _cluster_rows r "
-                           f"{' '.join(joins)} WHERE {used}").fetchnumpy()
+                _raise_first(table, check, n, guard, shape, what)
+        counts = np.column_stack([np.asarray(rows[c], dtype=float) for c in ("wins_a", "wins_b", "ties")])
+        used = np.flatnonzero((rows["_cell"] >= 0) & (counts.sum(axis=1) > 0))
+        levels, codes = [], []
+        for k in range(len(cluster)):  # each column's clusters that hold a comparison, numbered from 0
+            number = np.asarray(rows[f"_number{k}"], dtype=np.int64)[used]
+            names = dict(con.execute(f"SELECT DISTINCT _number, level FROM _cluster_names{k}").fetchall())
+            present = np.bincount(number, minlength=len(names)) > 0
+            levels.append(tuple(str(names[j]) for j in np.flatnonzero(present)))
+            codes.append((np.cumsum(present) - 1)[number])
     except DUCKDB_ERRORS as err:
         raise table.error(err) from None
     finally:
-        for name in ("_cluster_rows", *(f"_cluster_levels{k}" for k in range(len(names)))):
-            con.execute(f"DROP TABLE IF EXISTS {name}")
+        for k in range(len(cluster)):
+            con.execute(f"DROP TABLE IF EXISTS _cluster_names{k}")
         con.unregister(view)
-    return Clusters(tuple(cluster), tuple(levels), np.asarray(rows["_cell"], dtype=np.int64),
-                    np.column_stack([np.asarray(rows[f"_code{k}"], dtype=np.int64) for k in range(len(names))]),
-                    np.column_stack([np.asarray(rows[c], dtype=float) for c in ("wins_a", "wins_b", "ties")]))
+    return Clusters(tuple(cluster), tuple(levels), np.asarray(rows["_cell"], dtype=np.int64)[used],
+                    np.column_stack(codes), counts[used])
 
 
 def record_ids(table: Table, shape: str = "battles", what: str = "record",

@@ -628,29 +628,33 @@ class Comparisons:
 def _renumbered(clusters: Clusters, frame: pd.DataFrame, keys: dict, flip: np.ndarray, used: np.ndarray) -> Clusters:
     """The cluster rows of :meth:`Comparisons.from_aggregate`'s cells: each row's cell number
     (``frame["_cell"]``, the aggregation's) as the index of its cell, the counts of a re-oriented
-    cell swapped as the cell's are, rows of cells left out (no win, loss or tie) dropped, sorted
-    by cell and cluster; every column checked (:meth:`Clusters.check`)."""
+    cell swapped as the cell's are, rows of cells left out (no win, loss or tie) dropped, rows of
+    one cell and cluster added up (the aggregation gives one row per record), sorted by cell and
+    cluster; every column checked (:meth:`Clusters.check`)."""
     order = pd.DataFrame(keys).groupby(list(keys), sort=True).ngroup().to_numpy(np.int64)  # frame row -> cell
     sql = frame["_cell"].to_numpy(np.int64)
+    final = np.where(used[order], (np.cumsum(used) - 1)[order], -1)   # frame row -> index of its cell, or -1
     cell_of, flipped = np.full(sql.max() + 1, -1, dtype=np.int64), np.zeros(sql.max() + 1, dtype=bool)
-    cell_of[sql], flipped[sql] = order, flip
-    cell, swap = cell_of[clusters.cell], flipped[clusters.cell]
-    counts = clusters.counts.copy()
+    cell_of[sql], flipped[sql] = final, flip
+    cell = cell_of[clusters.cell]
+    keep = np.flatnonzero(cell >= 0)
+    keep = keep[_by_cell_and_cluster(cell[keep], clusters.codes[keep], [len(level) for level in clusters.levels])]
+    cell, codes, counts = cell[keep], clusters.codes[keep], clusters.counts[keep]
+    swap = flipped[clusters.cell[keep]]
     counts[swap] = counts[swap][:, [1, 0, 2]]
-    keep = np.flatnonzero(used[cell])
-    cell = (np.cumsum(used) - 1)[cell[keep]]
-    order = _by_cell_and_cluster(cell, clusters.codes[keep], [len(level) for level in clusters.levels])
-    keep = keep[order]
-    out = replace(clusters, cell=cell[order], codes=clusters.codes[keep], counts=counts[keep])
+    first = np.flatnonzero(np.concatenate([[True], (cell[1:] != cell[:-1]) | (codes[1:] != codes[:-1]).any(axis=1)]))
+    if first.size < cell.size:
+        cell, codes, counts = cell[first], codes[first], np.add.reduceat(counts, first, axis=0)
+    out = replace(clusters, cell=cell, codes=codes, counts=counts)
     for name in out.names:
         out.check(name)
     return out
 
 
 def _by_cell_and_cluster(cell: np.ndarray, codes: np.ndarray, sizes: list[int]) -> np.ndarray:
-    """The order of rows by cell, then cluster code(s): one order in every run, since no two rows
-    share a cell and clusters. Sorted as one integer key (mixed radix) when it fits in 63 bits,
-    which is several times faster than a sort on several keys; else by :func:`numpy.lexsort`."""
+    """The order of rows by cell, then cluster code(s) (rows that share both are added up after).
+    Sorted as one integer key (mixed radix) when it fits in 63 bits, which is several times
+    faster than a sort on several keys; else by :func:`numpy.lexsort`."""
     if (int(cell.max(initial=0)) + 1) * int(np.prod(sizes, dtype=object)) < 2**62:
         key = cell.astype(np.int64)
         for k, size in enumerate(sizes):
