@@ -49,7 +49,7 @@ from scipy.linalg import cho_factor
 from bayesrank.data.checks import judge_warnings, statistical_warnings
 from bayesrank.data.comparisons import OUTCOMES, Comparisons
 from bayesrank.data.weights import inverse_pair_count, reweighted
-from bayesrank.errors import ModelSpecError
+from bayesrank.errors import ModelSpecError, as_count
 from bayesrank.inference import asymptotics
 from bayesrank.inference.backend import one_thread
 from bayesrank.inference.clustered import (
@@ -203,7 +203,7 @@ def fit_map(
 def _check_options(framework, kind, intervals, n_draws, n_boot, restarts, random_seed, maxiter) -> None:
     """Refuse options no fit can honour, in words that name the option."""
     def count(value, least):
-        return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= least
+        return as_count(value, least) is not None
 
     if kind not in ("observed", "expected"):
         raise ModelSpecError(f"information must be 'observed' or 'expected', got {kind!r}.")
@@ -576,6 +576,12 @@ def covariance(framework: Framework, data: Comparisons, bound: Bound, found: Ass
         cross = {name: np.full(_cov_shape(np.shape(values[name]), blocked), np.nan)
                  for name, blocked in covariances.items()}
         sample = {name: np.full((n_draws, *np.shape(v)), np.nan) for name, v in values.items()}
+    if intervals == "sandwich" and np.size(se.get("score", [])) and np.all(se["score"] == 0):
+        # the meat, not the data, is empty: every comparison's score vanishes at the estimate
+        notes.append("the sandwich gives the scores no uncertainty (standard errors 0): every comparison's score "
+                     "is 0 at the estimate (all of them ties, counted as half a win for each side), and the sandwich "
+                     "rests on their spread; use intervals='wald', or a framework that models ties (Davidson, "
+                     "Rao-Kupper).")
     described = describe(intervals, names, diagnostics["clusters"]["n_clusters"]) if "clusters" in diagnostics else ""
     return Spread(cov, se, cross, sample, n_draws, singular, notes, diagnostics, described)
 

@@ -48,6 +48,7 @@ from bayesrank.results.headline import headline
 from bayesrank.results.io import check_target, write_files
 from bayesrank.results.matches import match_probabilities
 from bayesrank.results.summary import has_elo
+from bayesrank.results.text import sampler_in_words
 from bayesrank.results.trajectories import is_time_fit
 from bayesrank.runtime import progress
 
@@ -356,8 +357,7 @@ def _state_in_words(fit: Fit) -> str:
             return (f"Converged: largest gradient entry {d['grad_norm']:.1e} per comparison after "
                     f"{d['iterations']} trust-region iterations, and the information positive definite.")
         return "Not converged: read the warnings before using these numbers."
-    text = (f"r̂ at most {d['max_rhat']:.3f}, bulk ESS at least {d['min_ess_bulk']:.0f}, tail ESS at least "
-            f"{d['min_ess_tail']:.0f}, {d['divergences']} divergent transitions.")
+    text = sampler_in_words(d) + "."
     return ("The sampler converged: " if fit.converged else "The sampler did NOT converge: ") + text
 
 

@@ -190,8 +190,11 @@ class Fit:
 
     @cached_property
     def warnings(self) -> list[str]:
-        """Statistical warnings in words (data, convergence, sampling)."""
-        return io.warnings_of(self.tree)
+        """Statistical warnings in words (data, convergence, sampling), and the intervals at 95 %
+        that the fit's draws are too few for (:func:`~bayesrank.results.estimates.too_few_draws`;
+        the tables at another level say so for theirs)."""
+        missing = estimates.too_few_draws(self.tree)
+        return io.warnings_of(self.tree) + ([missing + "."] if missing else [])
 
     @property
     def converged(self) -> bool:

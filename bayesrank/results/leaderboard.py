@@ -49,10 +49,17 @@ def rank_draws(tree: xr.DataTree) -> np.ndarray:
 
 
 def ranks_of(s: np.ndarray) -> np.ndarray:
-    """``(draws, items)`` ranks, 1 = best, of each row of scores."""
+    """``(draws, items)`` ranks, 1 = best, of each row of scores. Equal scores share the best rank
+    of their tie (competition ranking: 1, 2, 2, 4), so no order is made up between items that the
+    scores do not separate."""
+    s = np.asarray(s, dtype=float)
     order = np.argsort(-s, axis=1, kind="stable")
+    ordered = np.take_along_axis(s, order, axis=1)
+    starts = np.ones(ordered.shape, dtype=bool)   # where a new score starts in each sorted row
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    best = np.maximum.accumulate(np.where(starts, np.arange(1, s.shape[1] + 1), 0), axis=1)
     ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, s.shape[1] + 1)[None, :], axis=1)
+    np.put_along_axis(ranks, order, best, axis=1)
     return ranks
 
 
@@ -102,7 +109,9 @@ def leaderboard(tree: xr.DataTree, level: float = 0.95, elo: bool | Elo = False)
     DataFrame
         ``rank, name, score, se, lower, upper, rank_lower, rank_upper, provisional,
         n_comparisons``, observed rates ``win_rate, tie_rate, loss_rate`` and predicted
-        ``pred_win_rate, pred_tie_rate, pred_loss_rate``. For NUTS ``se`` is the posterior
+        ``pred_win_rate, pred_tie_rate, pred_loss_rate`` (with ties counted as half a win, the
+        predicted win rate is that of wins plus half the ties, and no tie rate is predicted:
+        :func:`~bayesrank.results.likelihood.predicted_rates`). For NUTS ``se`` is the posterior
         standard deviation. ``provisional`` marks a rank interval wider than
         :func:`~bayesrank.results.provisional.max_span` ranks
         (:func:`bayesrank.provisional_rows` says which battles would settle it). Items without
@@ -142,7 +151,7 @@ def _finish(tree: xr.DataTree, table: pd.DataFrame, level: float, elo: bool | El
             table[col] = observed[what].to_numpy() / n
     table = table.join(predicted_rates(tree).reset_index(drop=True))
     table = table.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
-    rank = pd.array(np.arange(1, len(table) + 1), dtype="Int64")
+    rank = pd.array(ranks_of(table["score"].to_numpy(dtype=float)[None])[0], dtype="Int64")
     rank[table["score"].isna().to_numpy()] = pd.NA
     table.insert(0, "rank", rank)
     table.attrs["scale_note"] = framework_of(tree).scale_note

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesrank.results.io import model_data_of
+from bayesrank.results.io import framework_of, model_data_of
 
 
 def loglik(tree: xr.DataTree) -> float:
@@ -46,7 +46,12 @@ def cross_entropies(tree: xr.DataTree, total: bool = False) -> dict[str, float]:
 
 
 def predicted_rates(tree: xr.DataTree) -> pd.DataFrame:
-    """Per item: model-predicted win, tie and loss rates over its observed comparisons."""
+    """Per item: model-predicted win, tie and loss rates over its observed comparisons.
+
+    A framework that counts a tie as half a win for each side (a pseudo-likelihood: Bradley–Terry
+    with ``ties="half"``) predicts the share of wins plus half the ties, not wins and ties apart:
+    its ``pred_win_rate`` is to be read against ``win_rate + tie_rate / 2``, and its
+    ``pred_tie_rate`` is NaN (it predicts no tie rate), not 0."""
     d = model_data_of(tree)
     p = np.exp(tree["estimate"]["cell_log_probs"].values)
     n, m = d.totals, d.n_items
@@ -54,6 +59,8 @@ def predicted_rates(tree: xr.DataTree) -> pd.DataFrame:
     loss = np.bincount(d.a, n * p[:, 1], m) + np.bincount(d.b, n * p[:, 0], m)
     tie = np.bincount(d.a, n * p[:, 2], m) + np.bincount(d.b, n * p[:, 2], m)
     tot = np.bincount(d.a, n, m) + np.bincount(d.b, n, m)
+    if framework_of(tree).pseudo_likelihood:
+        tie = np.full(m, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         return pd.DataFrame({"pred_win_rate": win / tot, "pred_tie_rate": tie / tot, "pred_loss_rate": loss / tot},
                             index=pd.Index(d.items, name="name"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from bayesrank.results.estimates import dependence, too_few_draws
+from bayesrank.results.io import warnings_of
 from bayesrank.results.provisional import max_span
 from bayesrank.results.summary import has_elo
 from bayesrank.results.trajectories import is_time_fit
@@ -76,10 +77,8 @@ def fit_text(result, top: int = 20, level: float = 0.95, elo=None, sections=None
         lines.insert(-1, f"no Elo ratings: {result.framework.scale_note}")
     if result.method == "nuts":
         d = result.diagnostics
-        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, r_hat up to "
-                         f"{d.get('max_rhat', float('nan')):.3f}, "
-                         f"bulk ESS at least {d.get('min_ess_bulk', float('nan')):.0f}, "
-                         f"{d.get('divergences')} divergences")
+        lines.insert(-1, f"sampler {d.get('sampler')}: {d.get('chains')} chains x {d.get('draws')} draws, "
+                         f"{sampler_in_words(d)}")
     cols = ["rank", "name", "score", "se", "lower", "upper", *(["elo", "elo_lower", "elo_upper"] if elo else []),
             "rank_lower", "rank_upper", *(["rank_set"] if "rank_set" in board else []),
             *(["rank_unadjusted", "rank_change"] if styled is not None else []), "n_comparisons",
@@ -129,10 +128,26 @@ def fit_text(result, top: int = 20, level: float = 0.95, elo=None, sections=None
             lines.append(shown.drop(columns="category").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if "random_effects" in extra:
         lines.append("\n" + result.random_effects(level).to_text(top))
-    lines += [f"warning: {w}" for w in result.warnings]
+    lines += [f"warning: {w}" for w in warnings_of(result.tree)]   # (the fit's own, and the draws' at this level:)
     missing = too_few_draws(result.tree, level)
     lines += [f"warning: {missing}"] if missing else []
     return "\n".join(lines)
+
+
+def sampler_in_words(d: dict) -> str:
+    """r_hat, the effective sample sizes and the divergences of a NUTS fit's diagnostics ``d``, in
+    words. A quantity that is not defined — r_hat of a single chain, stored as missing — says so
+    instead of showing a number."""
+    def number(key: str, digits: int) -> str | None:
+        value = d.get(key)
+        return None if value is None or value != value else f"{value:.{digits}f}"
+
+    rhat = number("max_rhat", 3)
+    return ", ".join([
+        f"r_hat up to {rhat}" if rhat is not None else "r_hat not defined (it compares several chains)",
+        f"bulk ESS at least {number('min_ess_bulk', 0) or 'n/a'}",
+        f"tail ESS at least {number('min_ess_tail', 0) or 'n/a'}",
+        f"{d.get('divergences')} divergent transitions"])
 
 
 def accounting_line(acc: dict) -> str:
@@ -162,4 +177,4 @@ def _time_text(result, top: int, level: float) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["INTERVAL_NAMES", "accounting_line", "fit_text"]
+__all__ = ["INTERVAL_NAMES", "accounting_line", "fit_text", "sampler_in_words"]

@@ -25,6 +25,8 @@ def test_too_few_map_draws_give_no_rank_intervals(mtbench, n_draws):
     assert np.isfinite(board["lower"]).all()  # Wald intervals need no draws
     assert fit.leaderboard(level=0.5)["rank_lower"].notna().all() == (n_draws >= min_draws(0.5))
     assert any("rank intervals at 95% are not reported" in w for w in fit.to_json()["warnings"])
+    said = [w for w in fit.warnings if "rank intervals at 95% are not reported" in w]   # in the API too, once
+    assert len(said) == 1 and fit.to_text().count("rank intervals at 95% are not reported") == 1
     assert fit.rank_sets()["rank_set_lower"].notna().all()  # Wald rank sets simulate from the covariance
 
 
@@ -32,6 +34,7 @@ def test_enough_draws_give_rank_intervals(mtbench):
     fit = br.fit(br.BradleyTerry(), mtbench, draws=200)
     assert fit.leaderboard()["rank_lower"].notna().all()
     assert not any("not reported" in w for w in fit.to_json()["warnings"])
+    assert not any("not reported" in w for w in fit.warnings)
 
 
 def test_cli_n_draws_1_prints_no_certainty(capsys):

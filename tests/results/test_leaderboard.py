@@ -119,3 +119,25 @@ def test_observed_rates_and_order(fit):
 def test_a_level_outside_zero_one_is_refused(fit):
     with pytest.raises(br.BayesrankError, match="level"):
         fit.leaderboard(level=95)
+
+
+def test_equal_scores_share_the_best_rank_of_their_tie():
+    """Competition ranking (1, 2, 2, 4): no order is made up between items the scores do not
+    separate, in a draw or in the point estimate."""
+    from bayesrank.results.leaderboard import ranks_of
+
+    s = np.array([[0.3, 1.0, 0.3, -2.0], [0.0, 0.0, 0.0, 0.0], [4.0, 3.0, 2.0, 1.0]])
+    np.testing.assert_array_equal(ranks_of(s), [[2, 1, 2, 4], [1, 1, 1, 1], [1, 2, 3, 4]])
+
+
+def test_every_comparison_a_tie_ranks_no_model_above_another_and_says_why_the_sandwich_is_zero():
+    """Three models whose every comparison is a tie, ties counted as halves (the sandwich by
+    default): equal scores, so every model is ranked first, and the fit says that the sandwich's
+    standard errors of 0 come from scores that vanish, not from certainty."""
+    data = br.Comparisons.from_cells(["a", "b", "c"], ["b", "c", "a"], [0, 0, 0], [0, 0, 0], ties=[2, 2, 2])
+    fit = br.fit(br.BradleyTerry(), data)
+    board = fit.leaderboard()
+    assert board["rank"].tolist() == [1, 1, 1]
+    assert board["rank_lower"].tolist() == [1, 1, 1] and board["rank_upper"].tolist() == [1, 1, 1]
+    assert any(w.startswith("the sandwich gives the scores no uncertainty") for w in fit.warnings)
+    assert not any("no uncertainty" in w for w in br.fit(br.BradleyTerry(), data, intervals="wald").warnings)

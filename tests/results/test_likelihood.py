@@ -50,3 +50,15 @@ def test_predicted_rates_are_the_fitted_probabilities_per_item(data):
         assert rates.loc[name, "pred_win_rate"] == pytest.approx(win / n, rel=1e-10)
         assert rates.loc[name, "pred_tie_rate"] == pytest.approx(tie / n, rel=1e-10)
     np.testing.assert_allclose(rates.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_ties_as_halves_predict_wins_plus_half_the_ties_and_no_tie_rate(data):
+    """With ties counted as half a win for each side the model predicts the share of wins plus
+    half the ties: at the MLE it equals the observed one item by item (a score equation of
+    Bradley–Terry), and it predicts no tie rate (NaN, not 0)."""
+    fit = br.fit(br.BradleyTerry(ties="half"), data, intervals="none")
+    board = fit.leaderboard().set_index("name")
+    assert board["pred_tie_rate"].isna().all()
+    np.testing.assert_allclose(board["pred_win_rate"], board["win_rate"] + board["tie_rate"] / 2, atol=1e-8)
+    davidson = br.fit(br.Davidson(), data, intervals="none").leaderboard()
+    assert davidson["pred_tie_rate"].notna().all()

@@ -6,7 +6,7 @@ import pytest
 
 import bayesrank as br
 from bayesrank.results.elo import Elo
-from bayesrank.results.text import accounting_line
+from bayesrank.results.text import accounting_line, sampler_in_words
 from tests.conftest import simulate_counts
 
 
@@ -45,3 +45,13 @@ def test_accounting_line_names_what_was_dropped_and_why():
                                     "(unknown verdict 150; self 50), 1,000 used; note: both bad as ties 30")
     counts = {"records_read": 0, "comparisons_read": 90, "dropped": {}, "comparisons_used": 90, "notes": {}}
     assert accounting_line(counts) == "data: 90 comparisons read, 0 dropped, 90 used"
+
+
+@pytest.mark.parametrize("rhat", [None, float("nan")])
+def test_a_single_chain_has_no_rhat_and_the_diagnostics_say_so(rhat):
+    # one chain: r_hat is not defined (stored as missing); the sentence must not fail on it
+    text = sampler_in_words({"max_rhat": rhat, "min_ess_bulk": 13.2, "min_ess_tail": None, "divergences": 0})
+    assert text == ("r_hat not defined (it compares several chains), bulk ESS at least 13, tail ESS at least n/a, "
+                    "0 divergent transitions")
+    text = sampler_in_words({"max_rhat": 1.0042, "min_ess_bulk": 812, "min_ess_tail": 640.4, "divergences": 2})
+    assert text.startswith("r_hat up to 1.004, bulk ESS at least 812, tail ESS at least 640")
