@@ -27,6 +27,8 @@ import difflib
 import functools
 import inspect
 
+import numpy as np
+
 
 class BayesrankError(Exception):
     """Base class for errors caused by user input (data, arguments, files)."""
@@ -75,4 +77,15 @@ def options_checked(function):
     return checked
 
 
-__all__ = ["BayesrankError", "DataError", "FitFileError", "ModelSpecError", "OutputError", "options_checked"]
+def as_count(value, least: int = 0) -> int | None:
+    """``value`` as a Python ``int`` when it is a whole number of at least ``least`` given as an
+    integer — Python's or NumPy's (``numpy.int64`` from an array), never a bool —; None otherwise,
+    for the caller to refuse in words that name its option. Every integer option of the package
+    is read by this one rule."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        return None
+    return int(value)
+
+
+__all__ = ["BayesrankError", "DataError", "FitFileError", "ModelSpecError", "OutputError", "as_count",
+           "options_checked"]

@@ -42,3 +42,24 @@ def test_a_function_taking_any_keywords_is_left_as_it_is():
         return kwargs
 
     assert options_checked(forwards) is forwards
+
+
+def test_integer_options_take_numpy_integers_and_keep_python_ints():
+    """One rule for every integer option (bayesrank.errors.as_count): an integer from a NumPy array
+    is an integer; a bool, a float or a string is not."""
+    import json
+
+    import numpy as np
+
+    from bayesrank.errors import as_count
+
+    assert [as_count(v) for v in (np.int64(3), 3, np.uint8(0))] == [3, 3, 0]
+    assert all(as_count(v) is None for v in (True, np.True_, 3.0, "3", -1, None))
+    assert as_count(np.int32(1), least=2) is None
+    for fw in (br.Davidson(k_tie=np.int64(1)), br.RaoKupper(k_tie=np.int64(2)), br.BradleyTerry(k_cov=np.int64(0)),
+               br.HJA(rank=np.int64(1))):
+        values = [getattr(fw, f) for f in ("k_tie", "k_cov", "rank") if getattr(fw, f, None) is not None]
+        assert values and all(type(v) is int for v in values)
+        json.loads(fw.spec_json())   # the spec of a fit's file: plain JSON
+    with pytest.raises(br.ModelSpecError, match="k_tie must be a non-negative integer"):
+        br.Davidson(k_tie=1.0)

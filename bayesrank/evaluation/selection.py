@@ -45,7 +45,7 @@ import pandas as pd
 
 from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.load import load
-from bayesrank.errors import DataError, ModelSpecError, options_checked
+from bayesrank.errors import DataError, ModelSpecError, as_count, options_checked
 from bayesrank.evaluation.compare import loo
 from bayesrank.inference.tree import plain
 from bayesrank.model.framework import Framework
@@ -101,8 +101,9 @@ def record_folds(data: Comparisons, folds: int, random_seed: int) -> list[tuple[
     folds have (nearly) equal sizes, as a record-level KFold. Both parts keep the cells, items
     and judges of ``data`` (cells a part does not see are left out).
     """
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+    if as_count(folds, 2) is None:
         raise ModelSpecError(f"folds must be an integer of at least 2, got {folds!r}.")
+    folds = as_count(folds, 2)
     counts = np.column_stack([data.wins_a, data.wins_b, data.ties, data.ties_bothbad])
     units = counts.round().astype(np.int64)
     if not np.allclose(units, counts):
@@ -196,7 +197,7 @@ def select_rank(framework: HJA, data, criterion: str = "cv", *, max_rank: int | 
     prepared = replace(framework, rank=0).prepare(data)
     top = rank_bound(prepared.n_judges, prepared.n_items)
     if max_rank is not None:
-        if isinstance(max_rank, bool) or not isinstance(max_rank, int) or max_rank < 0:
+        if as_count(max_rank) is None:
             raise ModelSpecError(f"max_rank must be a non-negative integer, got {max_rank!r}.")
         top = min(top, max_rank)
     ranks = list(range(top + 1))

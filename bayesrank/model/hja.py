@@ -82,7 +82,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.errors import ModelSpecError
+from bayesrank.errors import ModelSpecError, as_count
 from bayesrank.model.framework import Findings, Local
 from bayesrank.model.judge_aware import TIE_HANDLING, JudgeAware, JudgePriors
 from bayesrank.model.links import TIE_LINKS
@@ -305,8 +305,9 @@ class HJA(JudgeAware):
 
     def __post_init__(self):
         super().__post_init__()
-        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 0:
+        if as_count(self.rank) is None:
             raise ModelSpecError(f"rank must be a non-negative integer, got {self.rank!r}.")
+        object.__setattr__(self, "rank", as_count(self.rank))
 
     @property
     def n_factors(self) -> int:

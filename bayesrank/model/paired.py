@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayesrank.data.comparisons import Comparisons
-from bayesrank.errors import DataError, ModelSpecError
+from bayesrank.errors import DataError, ModelSpecError, as_count
 from bayesrank.model.framework import (
     SCORE_PAIR,
     TIES_AS_HALVES,
@@ -74,7 +74,7 @@ K_COV_HELP = ("Thurstonian covariance: none (default), 0 for a diagonal Σ = D, 
 
 
 def _check_k_cov(k_cov, data=None):
-    if k_cov is not None and (isinstance(k_cov, bool) or not isinstance(k_cov, int) or k_cov < 0):
+    if k_cov is not None and as_count(k_cov) is None:
         raise ModelSpecError(f"k_cov must be None or a non-negative integer, got {k_cov!r}.")
     if data is not None and k_cov is not None and k_cov > data.n_items - 2:
         raise ModelSpecError(
@@ -300,6 +300,7 @@ class BradleyTerry(_Thurstonian, Framework):
         if self.ties not in ("half", "drop"):
             raise ModelSpecError(f"ties must be 'half' or 'drop' for Bradley-Terry, got {self.ties!r}.")
         _check_k_cov(self.k_cov)
+        object.__setattr__(self, "k_cov", None if self.k_cov is None else as_count(self.k_cov))
 
     def coords(self, data):
         return _cov_coords(self.k_cov, super().coords(data))
@@ -386,8 +387,10 @@ class _TieFramework(_Thurstonian, Framework):
 
     def __post_init__(self):
         _check_k_cov(self.k_cov)
-        if isinstance(self.k_tie, bool) or not isinstance(self.k_tie, int) or self.k_tie < 0:
+        object.__setattr__(self, "k_cov", None if self.k_cov is None else as_count(self.k_cov))
+        if as_count(self.k_tie) is None:
             raise ModelSpecError(f"k_tie must be a non-negative integer, got {self.k_tie!r}.")
+        object.__setattr__(self, "k_tie", as_count(self.k_tie))
         if self.tie_intercept and self.k_tie == 0:
             raise ModelSpecError("tie_intercept only applies with k_tie > 0 (k_tie=0 is a single global threshold).")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 
 from bayesrank.errors import ModelSpecError
 from bayesrank.model.categories import ByCategory
@@ -23,14 +24,20 @@ FRAMEWORKS: dict[str, type[Framework]] = {
 }
 
 
-def framework_from_spec(spec: dict) -> Framework:
-    """Rebuild a framework from :meth:`bayesrank.model.framework.Framework.spec` output.
+def framework_from_spec(spec: Mapping | str) -> Framework:
+    """Rebuild a framework from :meth:`bayesrank.model.framework.Framework.spec` output, or from
+    the text form the CLI's ``--model`` takes (``"davidson:k_tie=1"``: :func:`framework_from_text`).
 
     Raises
     ------
     ModelSpecError
-        Unknown framework name or options.
+        A spec that is neither, an unknown framework name, options or priors.
     """
+    if isinstance(spec, str):
+        return framework_from_text(spec)
+    if not isinstance(spec, Mapping):
+        raise ModelSpecError(f"a framework spec is a dict such as {{'framework': 'davidson', 'k_tie': 1}} or its "
+                             f"text form 'davidson:k_tie=1', got {spec!r}.")
     spec = dict(spec)
     name = spec.pop("framework", None)
     if name not in FRAMEWORKS:
@@ -39,7 +46,13 @@ def framework_from_spec(spec: dict) -> Framework:
     if isinstance(spec.get("base"), dict):  # a framework built on another (random effects): its spec nested
         spec["base"] = framework_from_spec(spec["base"])
     # each framework may have its own priors dataclass (JudgeAware: JudgePriors)
-    priors = cls.__dataclass_fields__["priors"].default_factory(**spec.pop("priors", {}))
+    priors = spec.pop("priors", {})
+    if not isinstance(priors, Mapping):
+        raise ModelSpecError(f"the priors of a {name} spec are a dict of prior scales, got {priors!r}.")
+    try:
+        priors = cls.__dataclass_fields__["priors"].default_factory(**priors)
+    except TypeError as err:
+        raise ModelSpecError(f"invalid priors for {name}: {err}.") from None
     # an option that is itself a framework (the base of a Dynamic) is saved as its spec
     spec = {k: framework_from_spec(v) if isinstance(v, dict) and "framework" in v else v for k, v in spec.items()}
     try:
@@ -56,7 +69,8 @@ def framework_from_text(text: str) -> Framework:
     Raises
     ------
     ModelSpecError
-        An unknown framework, an option it does not have, or a value of the wrong kind (named).
+        An unknown framework, an option it does not have or sets twice, or a value of the wrong
+        kind (named).
     """
     name, _, rest = text.partition(":")
     if name not in FRAMEWORKS:
@@ -71,6 +85,8 @@ def framework_from_text(text: str) -> Framework:
         if not eq or key not in own:
             raise ModelSpecError(f"{item!r} in {text!r} is not an option=value of {name} "
                                  f"(its options: {', '.join(sorted(own)) or 'none'}).")
+        if key in options:
+            raise ModelSpecError(f"{text!r} sets {key} twice; give each option once.")
         options[key] = _parse_value(value.strip(), hints[key], item)
     return cls(**options)
 

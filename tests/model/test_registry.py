@@ -48,6 +48,8 @@ def test_text_and_spec_rebuild_the_framework(text):
     ("davidson:k_tie=one", r"'k_tie=one': expected a whole number"),
     ("davidson:tie_intercept=maybe", r"'tie_intercept=maybe': expected true or false"),
     ("dynamic:spike=lots", r"'spike=lots': expected a number"),
+    ("davidson:k_tie=1,k_tie=0", r"'davidson:k_tie=1,k_tie=0' sets k_tie twice; give each option once"),
+    ("bt:ties=drop,ties=half", r"sets ties twice"),
 ])
 def test_wrong_text_is_refused_naming_the_part(text, message):
     with pytest.raises(br.ModelSpecError, match=message):
@@ -59,3 +61,12 @@ def test_wrong_specs_are_refused():
         framework_from_spec({"framework": "elo"})
     with pytest.raises(br.ModelSpecError, match="invalid options for davidson"):
         framework_from_spec({"framework": "davidson", "k_ties": 1})
+    for spec, message in (({"framework": "bt", "priors": "x"}, "the priors of a bt spec are a dict"),
+                          ({"framework": "bt", "priors": {"scores": 1.0}}, "invalid priors for bt"),
+                          (3, "a framework spec is a dict")):
+        with pytest.raises(br.ModelSpecError, match=message):
+            framework_from_spec(spec)
+
+
+def test_the_text_form_is_a_spec_too():
+    assert framework_from_spec("davidson:k_tie=1") == br.Davidson(k_tie=1)
