@@ -84,9 +84,13 @@ SHAPES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "counts": (
         ("model_a", "model_b", "wins_a", "wins_b"),
-        ("ties", "ties_bothbad", "judge", "first"),
+        ("ties", "ties_bothbad", "judge", "judge_model", "first"),
     ),
 }
+#: Column names (:func:`~bayesrank.data.names.column_key`) that say a record stands for several
+#: comparisons; battle and judge records count each record once, so such a column is said not read.
+COUNT_LIKE = frozenset({"count", "counts", "n", "num", "num_votes", "n_votes", "votes", "weight", "weights",
+                        "frequency", "freq", "multiplicity"})
 #: Largest count accepted: every whole number up to 2⁵³ is exact in double precision.
 MAX_COUNT = 2.0**53
 #: Reasons records are left out, as reported in ``Comparisons.dropped``.
@@ -323,6 +327,7 @@ def table_from_parquet(con, path: Path, source: str) -> Table:
     """A Parquet file; columns keep their Parquet types (categories are read as their values)."""
     probe = Table(con, "", {}, source, kind="Parquet", path=str(path))
     try:
+        _check_names(_parquet_names(con, path), _where(source))
         rel = con.sql(f"SELECT * FROM read_parquet({_lit(str(path))})")
         names, types = rel.columns, [str(t) for t in rel.types]
     except DUCKDB_ERRORS as err:
@@ -331,6 +336,21 @@ def table_from_parquet(con, path: Path, source: str) -> Table:
     select, columns = _plain_columns({key: (_q(orig), kind) for (key, orig), kind in zip(keys.items(), types)})
     return Table(con, f"SELECT {select} FROM read_parquet({_lit(str(path))})", columns, source, kind="Parquet",
                  path=str(path))
+
+
+def _parquet_names(con, path: Path) -> list[str]:
+    """The top-level column names as the Parquet file writes them (DuckDB's reader renames a name
+    that repeats another up to letter case — ``Winner`` beside ``winner`` becomes ``Winner_1`` —,
+    which would hide the clash :func:`_check_names` refuses). The file's schema lists its
+    elements depth first, each with its number of children; the columns are the root's."""
+    rows = con.execute("SELECT name, coalesce(num_children, 0) FROM parquet_schema(?)", [str(path)]).fetchall()
+    names, at = [], 1
+    while at < len(rows):
+        names.append(rows[at][0])
+        pending, at = rows[at][1], at + 1
+        while pending:  # the column's nested fields
+            pending, at = pending - 1 + rows[at][1], at + 1
+    return names
 
 
 def _plain_columns(columns: Mapping[str, tuple[str, str]]) -> tuple[str, dict[str, str]]:
@@ -827,7 +847,8 @@ def aggregate(
     for key, column in (("name_a", "model_a"), ("name_b", "model_b")):
         value[key], raw, rules, written[key] = _name(table, column)
         checks += [_Check(column, raw, p, m) for p, m in rules]
-    judge_column = by or {"judgements": "judge_model", "counts": "judge"}.get(shape)
+    judges = {"judgements": ("judge_model",), "counts": ("judge", "judge_model")}.get(shape, ())
+    judge_column = by or next((c for c in judges if c in table.columns), None)
     judge_column = judge_column if judge_column in table.columns else None
     if judge_column:
         value["judge"], raw, rules, written["judge"] = _name(table, judge_column)
@@ -872,7 +893,7 @@ def aggregate(
             number, raw, rules = _number(table, name)
             extra[f"{kind}:{name}"] = f"_{kind}{k}"
             value[f"_{kind}{k}"] = number
-            checks += [_Check(name, raw, p, m) for p, m in rules]
+            checks += [_Check(name, raw, p, kind) for p, _ in rules]   # (said as a covariate, not a count)
             checks.append(_Check(name, raw, f"{number} IS NULL OR NOT isfinite({number})", kind))
 
     guard = f"NOT {skip} AND " if skip else ""
@@ -960,6 +981,13 @@ def aggregate(
     if int(frame["unicode"].sum()):
         notes[NOTE_UNICODE] = int(frame["unicode"].sum())
     warnings = _spelling_warnings(frame, judge_column is not None)
+    unread = [c for c in table.columns if column_key(c) in COUNT_LIKE and shape != "counts"
+              and c not in (*covariates, *contrasts, *cluster, by, time_column)]
+    if unread:
+        warnings.append(f"column(s) {', '.join(map(repr, unread))}{where} not read: each record counts as one "
+                        "comparison. If a column holds the comparisons a row stands for, give the data as a count "
+                        "table (model_a, model_b, wins_a, wins_b, ties) or repeat the rows; if it means something "
+                        "else, leave it out or rename it to say so.")
     if n_duplicates:
         notes[NOTE_DUPLICATES] = n_duplicates
         warnings.append(_duplicates_sentence(n_duplicates, n_records, ids, drop_duplicates))
@@ -1221,8 +1249,8 @@ def _message(check: _Check, value, row: int, n: int, shape: str, where: str, wha
                 f"its cluster (user, prompt, judge) — fill it in, or remove those {what}s yourself: none is "
                 "left out silently.")
     if problem in ("covariate", "contrast"):
-        return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); "
-                "fill it in or leave the column out.")
+        return (f"{head}: {problem} '{column}' = {_shown(value)} is not a finite number ({n} such {what}s); a "
+                f"{problem} is a number for every {what}: correct or fill it in, or leave the column out.")
     if problem == "long":
         return (f"{head}: column '{column}' holds a name of {len(str(value)):,} characters ({n} such {what}s), longer "
                 f"than the {MAX_NAME_LENGTH:,} a model or judge name may have: check that the column holds names "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -64,7 +64,8 @@ def load(
     data : Comparisons, table, mapping, str or Path
         A :class:`Comparisons` is returned as is; a pandas, Polars or PyArrow table or a
         DuckDB relation goes to :func:`~bayesrank.data.records.from_frame`; a mapping with keys ``models``, ``X``,
-        ``Y`` to :func:`~bayesrank.data.records.from_count_table`; a string or path to
+        ``Y`` to :func:`~bayesrank.data.records.from_count_table` (any other mapping is a table's
+        columns: column name → values, as ``pandas.DataFrame`` takes them); a string or path to
         :func:`~bayesrank.data.files.read` when a file of that name exists (or it is ``"-"``,
         standard input), otherwise a name in :data:`~bayesrank.data.bundled.DATASETS` to
         :func:`load_dataset`. A local file with the name of a bundled dataset is read, and
@@ -130,6 +131,14 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster, 
                    cluster=cluster, drop_duplicates=drop_duplicates, time_column=time_column, period=period)
     if isinstance(data, pd.DataFrame) or type(data).__module__.split(".")[0] in TABLE_MODULES:
         return from_frame(data, **records)
+    if isinstance(data, Mapping) and not {"models", "X", "Y"} & {str(k).strip() for k in data}:
+        try:  # columns by name, as a table holds them
+            frame = pd.DataFrame({k: list(v) if isinstance(v, Iterable) and not isinstance(v, str) else [v]
+                                  for k, v in data.items()})
+        except ValueError as err:
+            raise DataError(f"a mapping of columns holds one list of values per column, all of one length, as a "
+                            f"table does ({err}); a count table has the keys 'models', 'X', 'Y'.") from None
+        return from_frame(frame, **records)
     if isinstance(data, Mapping):
         if cluster:
             raise DataError(f"a count table (models, X, Y) has no record columns, so cluster={cluster!r} cannot "

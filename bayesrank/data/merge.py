@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from bayesrank.data.comparisons import Comparisons
+from bayesrank.data.names import look_alike, name_warnings
 from bayesrank.errors import DataError
 
 #: Count columns added cell by cell.
@@ -215,8 +216,22 @@ def merge(old: Comparisons, new: Comparisons, *, source: str | None = None, old_
         agreement=_pooled_agreement(old.agreement, new.agreement),
         dropped=_added(old.dropped, new.dropped), notes=_added(old.notes, new.notes),
         source=old.source if source is None else source, n_records=int(old.n_records) + int(new.n_records),
-        record_ids=ids, warnings=tuple(dict.fromkeys((*old.warnings, *new.warnings))),
+        record_ids=ids, warnings=tuple(dict.fromkeys((*old.warnings, *new.warnings, *_alike_across(old, new)))),
     )
+
+
+def _alike_across(old: Comparisons, new: Comparisons) -> list[str]:
+    """Sentences about model and judge names of ``new`` that look like another name of ``old``
+    (:func:`~bayesrank.data.names.look_alike`): each side's reading said those within it."""
+    out = []
+    sides = (("model name", old.items, new.items), ("judge name", old.judges or (), new.judges or ()))
+    for what, ours, theirs in sides:
+        groups: dict[str, set[str]] = {}
+        for name in {*ours, *theirs}:
+            groups.setdefault(look_alike(name), set()).add(name)
+        across = [g for g in groups.values() if len(g) > 1 and not g <= set(ours) and not g <= set(theirs)]
+        out += name_warnings({name: [name] for group in across for name in group}, what)
+    return out
 
 
 def _added(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:

@@ -22,8 +22,9 @@ spellings became are listed, with each spelling, in ``Comparisons.warnings``
 (:func:`name_warnings`).
 
 **Look-alikes** — names that differ only by letter case, compatibility forms (full-width
-letters, ligatures), inner invisible characters or runs of spaces (the :func:`look_alike`
-key) — are kept apart, since ``"GPT-4"`` and ``"gpt-4"`` may be two models, and reported
+letters, ligatures), characters shown as nothing (format and control characters, variation
+selectors and Unicode's other default-ignorable code points) or runs of spaces (the
+:func:`look_alike` key) — are kept apart, since ``"GPT-4"`` and ``"gpt-4"`` may be two models, and reported
 in ``Comparisons.warnings`` so that a person can merge them in the data.
 """
 
@@ -38,6 +39,14 @@ INVISIBLE = ("\u200b", "\u2060", "\ufeff", "\u00ad", "\u180e")
 #: Characters stripped only at the ends (besides white space): zero-width non-joiner and
 #: joiner, left-to-right and right-to-left marks.
 EDGE = ("\u200c", "\u200d", "\u200e", "\u200f")
+#: Unicode's default-ignorable code points (``Default_Ignorable_Code_Point`` of the Unicode
+#: Character Database, DerivedCoreProperties.txt), as inclusive ranges: a renderer shows them as
+#: nothing (variation selectors, the combining grapheme joiner, Hangul fillers, tag characters…),
+#: so two names that differ only by them look alike.
+IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+             (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+             (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+             (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
 #: Groups of spellings listed per warning before the list is shortened.
 MAX_LISTED = 5
 
@@ -61,10 +70,16 @@ def stripped_sql(text: str) -> str:
 
 def look_alike(name: str) -> str:
     """The key under which names look alike: compatibility form (NFKC), letter case folded,
-    every invisible format character removed and runs of white space made one space."""
+    every character shown as nothing removed (format and control characters, and the
+    default-ignorable code points of :data:`IGNORABLE`) and runs of white space made one space."""
     folded = unicodedata.normalize("NFKC", name).casefold()
-    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    visible = "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc") and not _ignorable(c))
     return " ".join(visible.split())
+
+
+def _ignorable(c: str) -> bool:
+    point = ord(c)
+    return any(low <= point <= high for low, high in IGNORABLE)
 
 
 def spelled(name: str) -> str:
@@ -121,6 +136,6 @@ def column_key(name: str) -> str:
 
 
 __all__ = [
-    "EDGE", "INVISIBLE", "MAX_LISTED", "column_key", "look_alike", "name_warnings", "normalised_sql", "spelled",
-    "stripped_sql"
+    "EDGE", "IGNORABLE", "INVISIBLE", "MAX_LISTED", "column_key", "look_alike", "name_warnings", "normalised_sql",
+    "spelled", "stripped_sql"
 ]

@@ -250,7 +250,7 @@ def order_sentence(order: PresentationOrder) -> str:
     how = {"alphabetical": " (the model shown first is always the alphabetically first of the pair)",
            "reverse alphabetical": " (the model shown first is always the alphabetically last of the pair)",
            }.get(order.rule, "")
-    moved = order.items[np.abs(order.items["shift"]) > 1e-9]
+    moved = _moved(order)
     effects = _listed([f"{r.name} {r.shift:+.2f}δ (shown first in {r.shown_first:.0%})" for r in moved.itertuples()])
     rest = 1 - order.explained
     if rest < 1e-9:
@@ -295,9 +295,14 @@ def position_warnings(data: Comparisons) -> list[str]:
                    "not the answers")
         out.append(f"{who} chose the answer shown {row.position} {how}{then}; consider dropping it "
                    "(Comparisons.without_judges) and comparing the rankings with and without it")
-    if order.confounded:
+    if order.confounded and len(_moved(order)):  # (an order no score difference reproduces moves no score)
         out.append(order_sentence(order))
     return out
+
+
+def _moved(order: PresentationOrder) -> pd.DataFrame:
+    """The models whose score a preference for the first position moves (``shift`` not 0)."""
+    return order.items[np.abs(order.items["shift"]) > 1e-9]
 
 
 __all__ = ["ALL", "MIN_PANEL", "MIN_VERDICTS", "POSITION_ODDS_RATIO", "POSITION_Z", "PresentationOrder",

@@ -180,6 +180,21 @@ def test_covariate_names_with_quotes_and_repeats():
         br.load(frame, covariates=["it's"], contrasts=["it's"])
 
 
+@pytest.mark.parametrize("kind", ["covariates", "contrasts"])
+def test_a_covariate_that_is_not_a_number_is_said_as_a_covariate(kind):
+    """A covariate is any finite number (negative, fractional): its message names it as such, not
+    by the rule of counts."""
+    frame = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "z"], "winner": ["model_a", "tie"],
+                          "z": ["1.5", "two"]})
+    with pytest.raises(br.DataError) as err:
+        br.load(frame, **{kind: ["z"]})
+    message = str(err.value)
+    assert f"record 1: {kind[:-1]} 'z' = 'two' is not a finite number" in message
+    assert "count" not in message and "whole numbers" not in message
+    frame["z"] = [-1.5, 2.25]
+    assert br.load(frame, **{kind: ["z"]}).n_comparisons == 2
+
+
 @pytest.mark.parametrize(("frame", "fragment"), [
     (pd.DataFrame(), "has no columns"),
     (pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "wins_a": [1 + 2j], "wins_b": [1]}), "complex numbers"),
@@ -318,3 +333,22 @@ def test_ids_follow_the_records_counted_and_the_reading_is_kept():
     assert counted.reading["drop_duplicates"] is False
     counts = br.Comparisons.from_cells(["x"], ["y"], [1], [0])
     assert counts.reading["both_bad_as_ties"] is False  # count records leave both-bad ties out
+
+
+@pytest.mark.parametrize("column", ["count", "num_votes", "Weight"])
+def test_a_column_of_counts_beside_battle_records_is_said_not_read(column):
+    """Battle records count each record once; a column whose name says a record stands for
+    several comparisons is not read, and the data say so (not read as a covariate either)."""
+    frame = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "c"], "winner": ["model_a", "model_b"],
+                          column: [5, 3]})
+    data = br.load(frame)
+    assert data.n_comparisons == 2
+    assert any(w.startswith(f"column(s) {column!r} not read") for w in data.warnings)
+    assert not any("not read" in w for w in br.load(frame, covariates=[column]).warnings)
+
+
+def test_a_count_table_takes_its_judges_from_judge_model_too():
+    frame = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "b", "c"], "wins_a": [5, 0, 3],
+                          "wins_b": [0, 5, 1], "judge_model": ["j1", "j2", "j1"]})
+    assert br.load(frame).judges == ("j1", "j2")
+    assert br.load(frame.rename(columns={"judge_model": "judge"})).judges == ("j1", "j2")

@@ -110,6 +110,18 @@ def test_case_colliding_keys_of_a_json_document_are_refused(tmp_path):
         br.load(path, format="counts")
 
 
+@pytest.mark.parametrize("other", ["Winner", "MODEL_A", " winner"])
+def test_case_colliding_columns_of_a_parquet_file_are_refused(tmp_path, other):
+    """DuckDB's Parquet reader renames the second spelling (``Winner_1``): the file's own names
+    are checked, as every other source's are."""
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    frame = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "c"], "winner": ["model_a", "tie"],
+                          other: ["model_b", "b"]})
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "t.parquet")
+    with pytest.raises(br.DataError, match="differ only by letter case|duplicate column"):
+        br.load(tmp_path / "t.parquet")
+
+
 def test_non_ascii_keys_of_json_records_are_read(tmp_path):
     frame = pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "x"], "winner": ["model_a"] * 3,
                           "längd": [1.0, 2.0, 3.0]})

@@ -32,3 +32,12 @@ def test_a_missing_name_is_neither(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(br.DataError, match="neither a bundled dataset .* nor an existing file"):
         br.load("arena-2025")
+
+
+def test_a_mapping_of_columns_is_a_table():
+    columns = {"model_a": ["a", "b", "c"], "model_b": ["b", "c", "a"], "winner": ["model_a", "tie", "model_b"]}
+    import pandas as pd
+
+    assert br.load(columns).counts().tolist() == br.load(pd.DataFrame(columns)).counts().tolist()
+    with pytest.raises(br.DataError, match="all of one length"):
+        br.load({"model_a": ["a", "b"], "model_b": ["b"], "winner": ["tie"]})

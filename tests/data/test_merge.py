@@ -93,3 +93,14 @@ def test_ids_digested_otherwise_are_not_compared():
     other = replace(new, reading={**new.reading, "id_digest": "duckdb hash 1"})
     with pytest.raises(br.DataError, match="another version of DuckDB"):
         merge(old, other)
+
+
+def test_a_new_name_that_looks_like_a_known_one_is_said():
+    """Each set's reading warns about look-alikes within it; a new model 'B' beside the known 'b'
+    is only seen when the two meet."""
+    old = br.load(pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "c"], "winner": ["model_a", "tie"]}))
+    new = br.load(pd.DataFrame({"model_a": ["a", "B"], "model_b": ["B", "c"], "winner": ["model_b", "model_a"]}))
+    assert not old.warnings and not new.warnings
+    said = [w for w in merge(old, new).warnings if "look alike" in w]
+    assert len(said) == 1 and "'B' and 'b'" in said[0]
+    assert not [w for w in merge(old, old.subset(np.array([True, False]))).warnings if "look alike" in w]

@@ -61,14 +61,21 @@ def test_safe_spellings_become_one_name_and_are_said(tmp_path_factory, base, how
         assert "read as one" in said and ascii(other) in said and ascii(nfc) in said
 
 
+#: Characters a renderer shows as nothing, other than the ones the rule removes (Unicode's
+#: default-ignorable code points: variation selectors, the combining grapheme joiner, Hangul
+#: fillers, a Khmer inherent vowel, a tag character; and a control character).
+SHOWN_AS_NOTHING = ["\ufe0f", "\ufe00", "\U000e0100", "\u034f", "\u3164", "\u115f", "\u1160", "\uffa0",
+                    "\u17b4", "\U000e0041", "\x07"]
+
+
 @FAST
 @given(base=st.sampled_from(["GPT-4o", "Llama-3", "claude v1", "Qwen"]),
-       how=st.sampled_from(["swapcase", "fullwidth", "inner-zwj", "inner-spaces"]))
+       how=st.sampled_from(["swapcase", "fullwidth", "inner-zwj", "inner-spaces", *SHOWN_AS_NOTHING]))
 def test_look_alikes_are_kept_apart_and_said(base, how):
     other = {"swapcase": base.swapcase(),
              "fullwidth": "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in base),
              "inner-zwj": base[:2] + "\u200d" + base[2:],
-             "inner-spaces": base.replace(" ", "  ")}[how]
+             "inner-spaces": base.replace(" ", "  ")}.get(how, base + how)
     assume(other != base)
     data = br.load(battles([(base, "x", "model_a"), (other, "x", "model_b"), ("x", "y", "tie")]))
     assert set(data.items) == {base, other, "x", "y"}

@@ -96,3 +96,16 @@ def test_a_judge_far_beyond_a_random_order_panel_is_flagged_whatever_the_thresho
     shares = verdict_shares(br.load(panel.records)).set_index("judge")
     assert shares.loc["j4", "follows_position"] and shares.loc["j4", "a"] < 0.95
     assert not shares.drop(index="j4")["follows_position"].any()
+
+
+def test_an_order_in_a_cycle_moves_no_score_and_is_not_a_warning():
+    """Each pair shown in one order only, but around a cycle (a before b, b before c, c before a):
+    no difference of scores reproduces that order, so a preference for the first position moves
+    no score, and the fit does not warn that it might."""
+    frame = pd.DataFrame({"model_a": ["a", "b", "c"] * 2, "model_b": ["b", "c", "a"] * 2,
+                          "winner": ["model_a", "model_a", "model_b", "model_b", "model_b", "model_a"]})
+    data = br.load(frame)
+    order = presentation_order(data)
+    assert order.confounded and order.explained == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(order.items["shift"], 0.0, atol=1e-12)
+    assert not [w for w in br.fit(br.BradleyTerry(), data).warnings if w.startswith("positions were never swapped")]

@@ -93,7 +93,7 @@ def test_from_frame_without_any_shape_lists_accepted_columns():
     message = str(info.value)
     assert "'model_a', 'model_b', 'winner'" in message
     assert "judgements: model_a, model_b, judge_model, judge_preferred_model" in message
-    assert "counts: model_a, model_b, wins_a, wins_b [ties, ties_bothbad, judge, first]" in message
+    assert "counts: model_a, model_b, wins_a, wins_b [ties, ties_bothbad, judge, judge_model, first]" in message
 
 
 def test_counts_shape_missing_wins_b_is_named():
