@@ -152,9 +152,9 @@ def _loaded(data, format, both_bad_as_ties, covariates, contrasts, by, cluster, 
         bundled = isinstance(data, str) and data in DATASETS
         if path is not None:
             if bundled and format is None and not Path(data).suffix:
-                raise DataError(f"'{data}' is a file here and the name of a bundled dataset; the file is read, but its "
-                                "format cannot be told from its name: pass format= (CLI: --data-format), or move "
-                                "the file to read the bundled dataset.")
+                raise DataError(f"'{data}' is a file here and the name of a bundled dataset, and the file's format "
+                                "cannot be told from its name, so neither is read: pass format= (CLI: "
+                                "--data-format) to read the file, or move the file to read the bundled dataset.")
             out = read(path, format, **records)
             if bundled:
                 out = replace(out, warnings=(*out.warnings, f"read the local file {str(path)!r}, not the bundled "
