@@ -1022,6 +1022,12 @@ def aggregate(
     record = None
     if ID_COLUMN in table.columns:  # a duplicate (same record again) is counted once when dropped
         record = record_ids(table, shape, what, distinct=used if drop_duplicates and ids else None)
+        # an id seen before, beyond the exact repeats (duplicates): the same id with other content
+        conflicting = record.size - np.unique(record).size - (0 if drop_duplicates else n_duplicates)
+        if conflicting > 0:
+            warnings.append(f"{conflicting:,} {what}(s) repeat the '{ID_COLUMN}' of an earlier {what} with other "
+                            "content (another pair, verdict or column read): ids that are not unique, or an export "
+                            f"that changed; each such {what} is counted — check the '{ID_COLUMN}' column.")
     reading = {"both_bad_as_ties": both_bad_as_ties, "by": by, "drop_duplicates": bool(drop_duplicates)}
     return Cells(frame, n_records, dropped, notes, agreement, warnings,
                  period_unit=period if time_column is not None else "", clusters=clusters, ids=record,

@@ -352,3 +352,15 @@ def test_a_count_table_takes_its_judges_from_judge_model_too():
                           "wins_b": [0, 5, 1], "judge_model": ["j1", "j2", "j1"]})
     assert br.load(frame).judges == ("j1", "j2")
     assert br.load(frame.rename(columns={"judge_model": "judge"})).judges == ("j1", "j2")
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_an_id_repeated_with_other_content_is_said(drop):
+    """Record 2 twice with two verdicts (a conflict), record 3 twice alike (a duplicate): only the
+    conflict is said as such, whether duplicates are dropped or not."""
+    frame = pd.DataFrame({"id": [1, 2, 2, 3, 3], "model_a": ["a", "b", "b", "c", "c"],
+                          "model_b": ["b", "c", "c", "a", "a"],
+                          "winner": ["model_a", "model_a", "model_b", "tie", "tie"]})
+    said = [w for w in br.load(frame, drop_duplicates=drop).warnings if "repeat the 'id'" in w]
+    assert len(said) == 1 and said[0].startswith("1 record(s) repeat the 'id' of an earlier record")
+    assert not [w for w in br.load(frame.iloc[[0, 1, 3, 4]]).warnings if "repeat the 'id'" in w]
