@@ -13,7 +13,7 @@ from bayesrank.cli import main
 def test_a_local_file_with_a_bundled_name_is_read_and_said(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "arena-2024").write_text("model_a,model_b,winner\nx,y,model_a\ny,z,tie\nz,x,model_b\n")
-    with pytest.raises(br.DataError, match="is a file here and the name of a bundled dataset.*so neither is read.*format="):
+    with pytest.raises(br.DataError, match="name of a bundled dataset.*so neither is read.*format="):
         br.load("arena-2024")
     data = br.load("arena-2024", format="csv")
     assert data.items == ("x", "y", "z")
