@@ -37,7 +37,14 @@ import warnings
 from pathlib import Path
 
 from bayesrank.errors import BayesrankError, ModelSpecError, OutputError
-from bayesrank.output.atomic import forget_signals, note_signal, noted_signal, release_reserved, reserve
+from bayesrank.output.atomic import (
+    forget_signals,
+    mark_input,
+    note_signal,
+    noted_signal,
+    release_reserved,
+    reserve,
+)
 from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)
 from bayesrank.output.text import TerminalStream, one_line
 
@@ -947,18 +954,11 @@ def cmd_gars(args) -> int:
 
 
 def _check_policy_out(args) -> None:
-    """``--policy-out``: never the input records, and claimed (existing only with --force) before the work."""
+    """``--policy-out``: claimed (existing only with --force) before the work; never the input records
+    (:func:`~bayesrank.output.atomic.mark_input`)."""
     if args.budget is None:
         raise ModelSpecError("--policy-out writes the labelling policy, which needs --budget.")
-    target = args.policy_out
-    try:
-        same = args.data != "-" and target.exists() and Path(args.data).exists() and os.path.samefile(target, args.data)
-    except OSError:  # either cannot be looked at: the claim below says why for the output
-        same = False
-    if same:
-        raise OutputError(f"--policy-out {target} is the input file {args.data}; choose another file (it is "
-                          "never replaced, even with --force).")
-    reserve([target], args.force)
+    reserve([args.policy_out], args.force)   # (never the input records: main marked them)
 
 
 def cmd_dml(args) -> int:
@@ -1096,6 +1096,8 @@ def main(argv=None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(command_of(argv)).parse_args(argv)
         args.argv = argv
+        if isinstance(getattr(args, "data", None), str) and args.data != "-":
+            mark_input(args.data)  # never an output of this run, even with --force: refused when claimed
         if getattr(args, "format", "table") == "table":  # text for people: names cannot drive the terminal
             sys.stdout = TerminalStream(stdout)
         with warnings.catch_warnings(), _progress_setting(args):

@@ -51,6 +51,7 @@ from bayesrank.data.comparisons import Comparisons
 from bayesrank.data.names import column_key
 from bayesrank.data.records import from_count_table, from_table
 from bayesrank.errors import DataError
+from bayesrank.output.atomic import mark_input
 
 #: File formats understood by :func:`read`.
 FORMATS = ("csv", "parquet", "json", "jsonl", "counts")
@@ -283,6 +284,8 @@ def read(
         Missing file, unknown suffix without ``format=``, unparseable file (with the line
         when the parser reports it), or invalid records (:mod:`bayesrank.data.aggregate`).
     """
+    if str(path) != "-":
+        mark_input(path)   # the output writer never replaces it (bayesrank.output.atomic)
     with opened(path, format) as src:
         if src.format == "counts":
             _no_clusters(cluster, src.name)

@@ -16,6 +16,10 @@ Every file bayesrank writes — a saved fit, ``--out``'s ``fit.nc`` / ``summary.
   succeed. A claim left by a process that no longer exists (on this host) is taken over,
   with the temporary files it left. The CLI claims ``--out`` before fitting
   (:func:`reserve`), so a run is refused before its work, not after.
+* **Never an input, never a special file.** A file this process read as input
+  (:func:`mark_input`: the data files of the reader and of the CLI) and a file that is not a
+  regular one (a device, a pipe, a socket) are never replaced, whatever the output's name and
+  even with ``overwrite`` / ``--force``.
 * **Interruptible.** While files are written, SIGINT, SIGTERM and SIGHUP are *deferred*:
   the handler only records the signal (so no exception lands inside a library writing
   HDF5, where it would be swallowed as "Exception ignored"). At the next step the write is
@@ -57,12 +61,31 @@ _KEPT = 40
 _HELD: dict[Path, int] = {}  # lock file -> how many claims of this process hold it
 _NOTED: list[int] = []  # signals a program's handlers received (note_signal)
 _RESERVED: list[Claim] = []  # claims held until release_reserved()
+_INPUTS: set[tuple[int, ...]] = set()  # the identity (_identity) of every file this process read as input
 _STATE = threading.local()
 
 
 def _prefix(target: Path) -> str:
     digest = hashlib.sha1(os.fsencode(target.name)).hexdigest()[:10]
     return f".{target.name[:_KEPT]}.{digest}"
+
+
+def mark_input(path: str | Path) -> None:
+    """Record that this process read ``path`` as input: the writer never replaces it, whatever
+    the output's name or ``overwrite`` (a data file given as ``--out``'s folder's
+    ``leaderboard.csv``, a fit saved over its own records). A path that cannot be looked at is
+    not recorded (it was not read either)."""
+    with contextlib.suppress(OSError):
+        found = os.stat(path)
+        if stat.S_ISREG(found.st_mode):
+            _INPUTS.add(_identity(found))
+
+
+def _identity(found: os.stat_result) -> tuple[int, ...]:
+    """A file as read: its device and inode under any name (a link, another spelling of the
+    path), with its size and modification time, so that a later file that reuses a deleted
+    input's inode is not taken for it."""
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def lock_path(target: str | Path) -> Path:
@@ -109,10 +132,17 @@ class Claim:
     def _check_target(self, target: Path) -> None:
         try:
             folder = target.is_dir()
+            found = os.stat(target) if os.path.exists(target) else None
         except OSError as err:
             raise output_error(target, err) from None
         if folder:
             raise OutputError(f"{target} is a folder; choose another output name.")
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            raise OutputError(f"{target} is not a regular file (a device, a pipe or a socket); it is never "
+                              "replaced, even with --force: choose another output name.")
+        if found is not None and _identity(found) in _INPUTS:
+            raise OutputError(f"{target} is an input this run read; it is never replaced, even with --force: "
+                              "choose another output name.")
 
     def _lock(self, target: Path) -> None:
         lock = lock_path(target)
@@ -466,5 +496,6 @@ def _remove(paths: Iterable[Path]) -> None:
 
 __all__ = [
     "Claim", "DEFERRED", "UNREADABLE_LOCK_SECONDS", "claim", "deferred_signals", "forget_signals", "lock_path",
+    "mark_input",
     "note_signal", "noted_signal", "output_error", "release_reserved", "reserve", "write_files", "write_text"
 ]

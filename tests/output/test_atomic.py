@@ -250,7 +250,7 @@ def test_policy_out_never_replaces_the_input_nor_a_file_without_force(tmp_path, 
             "--format", "json", "--policy-out"]
     for extra in ([], ["--force"]):
         assert main(args + [str(dml_records), *extra]) == 2
-        assert "is the input file" in capsys.readouterr().err
+        assert "is an input this run read; it is never replaced, even with --force" in capsys.readouterr().err
     assert dml_records.read_bytes() == before
     policy = tmp_path / "policy.csv"
     policy.write_text("keep me")
@@ -285,3 +285,35 @@ def test_every_file_a_command_writes_goes_through_the_writer(tmp_path, capsys, m
     made = sorted(p for p in out.rglob("*") if p.is_file())
     assert len(made) > 8  # 3 --out files, report.md and its figures, report.html, policy.csv, fit.nc
     assert made == sorted(written)
+
+
+def test_an_input_is_never_an_output_even_with_force(tmp_path, capsys):
+    """The data file of a run cannot become one of its outputs, under any name (a hard link), from
+    the CLI (refused when --out is claimed, before the fit) or the API (a fit saved over its own
+    records)."""
+    import bayesrank as br
+
+    out = tmp_path / "board"
+    out.mkdir()
+    data = out / "leaderboard.csv"
+    data.write_text("model_a,model_b,winner\na,b,model_a\nb,c,tie\nc,a,model_b\na,b,model_b\n")
+    before = data.read_bytes()
+    assert main(["fit", str(data), "--model", "bt", "--out", str(out), "--force"]) == 2
+    assert "is an input this run read; it is never replaced, even with --force" in capsys.readouterr().err
+    os.link(data, tmp_path / "same.csv")
+    fit = br.fit(br.BradleyTerry(), str(tmp_path / "same.csv"))
+    with pytest.raises(br.OutputError, match="is an input this run read"):
+        fit.save(data)
+    assert data.read_bytes() == before
+    data.unlink()   # gone: a new file in its place is not it
+    (tmp_path / "same.csv").unlink()
+    fit.save(tmp_path / "fit.nc")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_special_file_is_never_replaced(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="is not a regular file"):
+        write_text(fifo, "x", overwrite=True)
+    assert fifo.is_fifo()
