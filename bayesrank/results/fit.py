@@ -450,10 +450,24 @@ class Fit:
             if fitted.method not in METHODS or not isinstance(fitted.diagnostics, dict) or \
                     not all(isinstance(w, str) for w in fitted.warnings):
                 raise ValueError("its method, diagnostics or warnings are not what a fit stores")
+            for part in (fitted.data, fitted.model_data):   # what every later computation reads
+                counts = part.counts()
+                if not (np.all(np.isfinite(counts)) and np.all(counts >= 0)):
+                    raise ValueError("its counts of comparisons are not finite non-negative numbers")
+            if "theta" in fitted.tree["estimate"]:   # the free coordinates, as the model has them
+                size = fitted.n_params + fitted.framework.n_gauge(fitted.model_data)
+                if fitted.tree["estimate"]["theta"].size != size:
+                    raise ValueError(f"its estimate theta has {fitted.tree['estimate']['theta'].size} coordinates, "
+                                     f"where the model has {size}")
             fitted.leaderboard()
             fitted.to_json()
-        except FitFileError:
-            raise
+            fitted.lineage
+            if "bayesrank_options" in fitted.tree.attrs:  # what an update reads
+                updates.options_of(fitted.tree)
+        except FitFileError as err:
+            if str(path) in str(err):
+                raise
+            raise FitFileError(f"{path}: {err}") from None
         except Exception as err:  # an edited file fails in as many ways as it can be edited
             detail = " ".join(str(err).split())[:160]
             raise FitFileError(f"{path} is not a valid bayesrank fit ({type(err).__name__}: {detail}); pass a file "

@@ -81,14 +81,36 @@ def options_of(tree: xr.DataTree) -> dict:
         raise FitFileError("this fit does not record the options it was made with (it was made by fit_map or "
                            "fit_nuts directly, or by an earlier version), so it cannot be updated; fit the data "
                            "once with bayesrank.fit (CLI: bayesrank fit ... --out DIR) and update that fit.")
-    saved = json.loads(tree.attrs["bayesrank_options"])
+    saved = _stored(tree, "bayesrank_options", "{}", dict)
     return {RENAMED_OPTIONS.get(k, k): v for k, v in saved.items()}
 
 
 def lineage_of(tree: xr.DataTree) -> list[dict]:
     """The sets of records behind a fit, oldest first (see the module docstring); empty when
-    the fit does not record them."""
-    return json.loads(tree.attrs.get("bayesrank_lineage", "[]"))
+    the fit does not record them.
+
+    Raises
+    ------
+    FitFileError
+        The record is not a list of entries (an edited file).
+    """
+    lineage = _stored(tree, "bayesrank_lineage", "[]", list)
+    if not all(isinstance(entry, dict) for entry in lineage):
+        raise FitFileError("the fit's record of its sets of records (bayesrank_lineage) is not a list of entries: "
+                           "the file was edited; pass a file written by Fit.save or bayesrank fit --out, unchanged.")
+    return lineage
+
+
+def _stored(tree: xr.DataTree, name: str, default: str, kind: type):
+    """The JSON attribute ``name`` of a fit, of type ``kind`` (an edited one: FitFileError)."""
+    try:
+        value = json.loads(tree.attrs.get(name, default))
+    except (TypeError, ValueError):
+        value = None
+    if not isinstance(value, kind):
+        raise FitFileError(f"the fit's {name} is not the JSON {kind.__name__} a fit stores: the file was edited; "
+                           "pass a file written by Fit.save or bayesrank fit --out, unchanged.")
+    return value
 
 
 def lineage_entry(data: Comparisons, known: Comparisons | None = None) -> dict:

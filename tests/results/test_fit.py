@@ -65,14 +65,28 @@ EDITS = {
     "a group removed": lambda f: f.__delitem__("observed_data"),
     "a variable removed": lambda f: f["estimate"].__delitem__("score"),
     "item names removed": lambda f: f["constant_data"].__delitem__("item_a"),
+    "options not JSON": lambda f: f.attrs.modify("bayesrank_options", "{"),
+    "lineage not a list of entries": lambda f: f.attrs.modify("bayesrank_lineage", json.dumps("x")),
+    "negative counts": lambda f: f["observed_data"]["counts"].__setitem__(..., -5.0),
 }
 
 
 @pytest.mark.parametrize("edit", list(EDITS))
 def test_an_edited_fit_is_not_a_valid_fit(saved, tmp_path, edit):
     path = _edited(saved, tmp_path, EDITS[edit])
-    with pytest.raises(FitFileError, match="is not a (valid )?bayesrank fit"):
+    with pytest.raises(FitFileError, match=r"is not a (valid )?bayesrank fit|\.nc: the fit's"):
         br.Fit.load(path)
+
+
+def test_an_estimate_of_another_model_is_not_a_valid_fit(saved, tmp_path):
+    """A file whose free coordinates are not the model's (gars --fit, update and the design
+    commands read them) is refused when it is loaded, not used."""
+    tree = br.Fit.load(saved).tree.copy()
+    estimate = tree["estimate"].to_dataset().drop_vars(["theta", "theta_cov"], errors="ignore")
+    tree["estimate"] = xr.DataTree(estimate.assign(theta=("free", np.zeros(1))))
+    tree.to_netcdf(tmp_path / "forged.nc", engine="h5netcdf")
+    with pytest.raises(FitFileError, match="its estimate theta has 1 coordinates, where the model has"):
+        br.Fit.load(tmp_path / "forged.nc")
 
 
 def test_files_that_are_not_fits(tmp_path):
