@@ -121,6 +121,27 @@ def _add_model_args(p) -> None:
         p.add_argument(_flag(name), dest=name, type=kind, choices=choices, default=None, help=help_text)
 
 
+#: Largest whole number an option takes (every count up to it is exact in double precision).
+MAX_WHOLE = 2**53
+
+
+def _whole(least: int):
+    """The argparse type of a whole-number option of at least ``least`` (at most
+    :data:`MAX_WHOLE`): a value outside is refused as a usage error naming the option, before any
+    work, as the API refuses it (:func:`bayesrank.errors.as_count`)."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not least <= value <= MAX_WHOLE:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}"
+                                             f"{'' if value < least else f' and at most {MAX_WHOLE:,}'}, got {text}")
+        return value
+
+    return whole
+
+
 def _int_or_auto(text: str):
     if text == "auto":
         return text
@@ -213,8 +234,8 @@ def _add_fit_args(fit) -> None:
                           "halves, reweighted pairs and --cluster), bootstrap (of the comparisons; of whole "
                           "clusters with --cluster) or none (point estimates only: no se, intervals or rank "
                           "intervals)")
-    fit.add_argument("--n-boot", type=int, default=1000, help="MAP bootstrap: resamples")
-    fit.add_argument("--restarts", type=int, default=None, metavar="K",
+    fit.add_argument("--n-boot", type=_whole(2), default=1000, help="MAP bootstrap: resamples")
+    fit.add_argument("--restarts", type=_whole(0), default=None, metavar="K",
                      help="MAP of a log-likelihood that is not concave (Rao-Kupper, Thurstonian --k-cov, judge "
                           "discriminations): K more optimiser runs from starts moved at random (seeded by --seed); "
                           "the highest end at a stationary point is the estimate")
@@ -225,29 +246,29 @@ def _add_fit_args(fit) -> None:
     fit.add_argument("--elo-anchor", default=None, metavar="MODEL", help="model whose Elo rating is the offset")
     fit.add_argument("--rank-sets", action="store_true",
                      help="simultaneous rank sets (all ranks covered at once at --level) and the top-k sets")
-    fit.add_argument("--fragility", type=int, default=None, metavar="K",
+    fit.add_argument("--fragility", type=_whole(1), default=None, metavar="K",
                      help="MAP: the fewest votes whose removal changes the top K (confirmed by a refit)")
-    fit.add_argument("--draws", type=int, default=1000,
+    fit.add_argument("--draws", type=_whole(1), default=1000,
                      help="MAP: draws from the asymptotic normal (rank intervals); NUTS: kept draws per chain")
-    fit.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
-    fit.add_argument("--chains", type=int, default=4, help="NUTS: chains")
-    fit.add_argument("--target-accept", type=float, default=0.9, help="NUTS: target acceptance rate")
-    fit.add_argument("--seed", type=int, default=None, help="seed of the draws (MAP default 0)")
+    fit.add_argument("--tune", type=_whole(0), default=None, help="NUTS: tuning steps per chain (default 1000)")
+    fit.add_argument("--chains", type=_whole(1), default=None, help="NUTS: chains (default 4)")
+    fit.add_argument("--target-accept", type=float, default=None, help="NUTS: target acceptance rate (default 0.9)")
+    fit.add_argument("--seed", type=_whole(0), default=None, help="seed of the draws (MAP default 0)")
     fit.add_argument("--sampler", default=None, choices=SAMPLERS,
                      help="NUTS implementation (default: pymc, PyMC's own sampler, whatever is installed; numpyro "
                           "runs on JAX, CPU or GPU), or hmc: "
                           "quarter-period HMC in the whitened coordinates (JAX; nearly independent draws)")
     _add_progress_arg(fit)
-    fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=True,
+    fit.add_argument("--whiten", action=argparse.BooleanOptionalAction, default=None,
                      help="NUTS: sample in coordinates whitened by the MLE covariance (default; same posterior)")
-    fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=True,
+    fit.add_argument("--geometry-tuned", action=argparse.BooleanOptionalAction, default=None,
                      help="whitened NUTS: step pi/2^d and tree depth d set by the model's size and --target-accept "
                           "(default); --no-geometry-tuned adapts the step size to --target-accept")
     fit.add_argument("--spike", type=float, default=0.1,
                      help="with --time-column: the spike (no change) scale as a fraction of the slab (change) scale")
     fit.add_argument("--level", type=float, default=0.95, help="interval level")
     fit.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    fit.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    fit.add_argument("--top", type=_whole(0), default=20, help="rows of the table format (0: all)")
     fit.add_argument("--out", type=Path, default=None, help=f"directory for {', '.join(OUTPUTS)} (written atomically)")
     fit.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
 
@@ -267,13 +288,13 @@ def _add_update_args(up) -> None:
     for flag in ("--covariates", "--contrasts"):
         up.add_argument(flag, default=None, help="must match the fit's reading (comma-separated columns)")
     up.add_argument("--by", default=None, metavar="COLUMN", help="must match the fit's reading")
-    up.add_argument("--tune", type=int, default=None,
+    up.add_argument("--tune", type=_whole(0), default=None,
                     help="NUTS fits: warm-up steps per chain (default 100: the chains start from the saved posterior)")
     up.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="show NUTS progress (default: when stderr is a terminal)")
     up.add_argument("--level", type=float, default=0.95, help="interval level")
     up.add_argument("--format", default="table", choices=("table", "json"))
-    up.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    up.add_argument("--top", type=_whole(0), default=20, help="rows of the table format (0: all)")
 
 
 def _add_diff_args(d) -> None:
@@ -283,7 +304,7 @@ def _add_diff_args(d) -> None:
     d.add_argument("--no-attribution", dest="attribution", action="store_false",
                    help="leave out the attribution of each change (it refits along the path between the boards)")
     d.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    d.add_argument("--top", type=int, default=30, help="rows of the table format (0: all)")
+    d.add_argument("--top", type=_whole(0), default=30, help="rows of the table format (0: all)")
     d.add_argument("--report", type=Path, default=None,
                    help="also write an HTML (or .md) report of the new fit with a section on what changed")
     d.add_argument("--force", action="store_true", help="replace the report file if it exists")
@@ -294,7 +315,7 @@ def _add_evaluate_args(ev) -> None:
     _add_model_args(ev)
     ev.add_argument("--test-fraction", type=float, default=None,
                     help="fraction of the cells held out; the fit is on the rest and the metrics on these (paper: 0.1)")
-    ev.add_argument("--seed", type=int, default=20, help="seed of the split (paper: 20)")
+    ev.add_argument("--seed", type=_whole(0), default=20, help="seed of the split (paper: 20)")
     ev.add_argument("--leaderbot-compat", action="store_true",
                     help="bt: reproduce leaderbot's floored half-ties and kept empty pairs (the paper's BT rows)")
     ev.add_argument("--format", default="table", choices=("table", "json", "csv"))
@@ -306,16 +327,16 @@ def _add_models_args(p, name: str) -> None:
     p.add_argument("--models", nargs="+", required=True, metavar="SPEC",
                    help="models as framework[:option=value,...], e.g. davidson:k_tie=1 rao-kupper bt:ties=drop")
     p.add_argument("--method", default="map" if name == "report" else "nuts", choices=("map", "nuts"))
-    p.add_argument("--draws", type=int, default=1000, help="NUTS: kept draws per chain")
-    p.add_argument("--tune", type=int, default=1000, help="NUTS: tuning steps per chain")
-    p.add_argument("--chains", type=int, default=4, help="NUTS: chains")
-    p.add_argument("--seed", type=int, default=1, help="seed (NUTS draws, MAP asymptotic draws)")
+    p.add_argument("--draws", type=_whole(1), default=1000, help="NUTS: kept draws per chain")
+    p.add_argument("--tune", type=_whole(0), default=1000, help="NUTS: tuning steps per chain")
+    p.add_argument("--chains", type=_whole(1), default=4, help="NUTS: chains")
+    p.add_argument("--seed", type=_whole(0), default=1, help="seed (NUTS draws, MAP asymptotic draws)")
     _add_progress_arg(p)
     p.add_argument("--refit", default="auto", choices=("auto", "cells", "kfold", "none"),
                    help="where PSIS-LOO is unreliable (Pareto k > 0.7): refit those cells, K-fold, or keep PSIS")
     if name == "report":
         p.add_argument("--out", type=Path, required=True, help="report file: .html (self-contained) or .md")
-        p.add_argument("--top", type=int, default=30, help="leaderboard rows per model")
+        p.add_argument("--top", type=_whole(0), default=30, help="leaderboard rows per model")
         p.add_argument("--title", default="bayesrank report", help="the report's title")
         p.add_argument("--force", action="store_true", help="replace the report file if it exists")
     else:
@@ -327,12 +348,12 @@ def _add_select_rank_args(sel) -> None:
     _add_model_args(sel)
     sel.add_argument("--criterion", default="cv", choices=("cv", "bic", "loo"),
                      help="cv: K-fold held-out log-likelihood (the paper's); bic; loo: PSIS-LOO of NUTS fits")
-    sel.add_argument("--max-rank", type=int, default=None, help="largest rank tried (default min(K-1, N-2))")
-    sel.add_argument("--folds", type=int, default=5, help="cv: folds of the record-level split")
-    sel.add_argument("--seed", type=int, default=0, help="cv: seed of the split; loo: seed of the chains")
-    sel.add_argument("--draws", type=int, default=1000, help="loo: NUTS draws per chain")
-    sel.add_argument("--tune", type=int, default=1000, help="loo: NUTS tuning steps per chain")
-    sel.add_argument("--chains", type=int, default=4, help="loo: NUTS chains")
+    sel.add_argument("--max-rank", type=_whole(0), default=None, help="largest rank tried (default min(K-1, N-2))")
+    sel.add_argument("--folds", type=_whole(2), default=5, help="cv: folds of the record-level split")
+    sel.add_argument("--seed", type=_whole(0), default=0, help="cv: seed of the split; loo: seed of the chains")
+    sel.add_argument("--draws", type=_whole(1), default=1000, help="loo: NUTS draws per chain")
+    sel.add_argument("--tune", type=_whole(0), default=1000, help="loo: NUTS tuning steps per chain")
+    sel.add_argument("--chains", type=_whole(1), default=4, help="loo: NUTS chains")
     sel.add_argument("--sampler", default=None, choices=SAMPLERS, help="loo: sampler (as for fit)")
     sel.add_argument("--format", default="table", choices=("table", "json"))
     _add_progress_arg(sel)
@@ -346,10 +367,10 @@ def _add_progress_arg(p) -> None:
 
 def _add_demo_args(demo) -> None:
     demo.add_argument("--out", type=Path, default=Path("demo"), help="directory for the two fits")
-    demo.add_argument("--draws", type=int, default=1000)
-    demo.add_argument("--tune", type=int, default=1000)
-    demo.add_argument("--chains", type=int, default=4)
-    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--draws", type=_whole(1), default=1000)
+    demo.add_argument("--tune", type=_whole(0), default=1000)
+    demo.add_argument("--chains", type=_whole(1), default=4)
+    demo.add_argument("--seed", type=_whole(0), default=1)
     demo.add_argument("--force", action="store_true", help="replace outputs that already exist in --out")
     _add_progress_arg(demo)
 
@@ -376,11 +397,11 @@ def _add_gars_args(g) -> None:
     g.add_argument("--by-judge", action="store_true", help="raw counts: one context per judge (F averaged over judges)")
     g.add_argument("--context-weights", default="data", choices=("data", "uniform"),
                    help="fit with judges or covariates: weight of each context (its share of the data, or equal)")
-    g.add_argument("--draws", type=int, default=1000, help="draws for posterior / rank intervals")
-    g.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    g.add_argument("--draws", type=_whole(1), default=1000, help="draws for posterior / rank intervals")
+    g.add_argument("--seed", type=_whole(0), default=0, help="seed of the draws")
     g.add_argument("--level", type=float, default=0.95, help="interval level")
     g.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    g.add_argument("--top", type=int, default=20, help="rows of the table format (0: all)")
+    g.add_argument("--top", type=_whole(0), default=20, help="rows of the table format (0: all)")
     _add_progress_arg(g)
 
 
@@ -400,7 +421,7 @@ def _add_dml_args(d) -> None:
     d.add_argument("--ties", dest="scheme", default="win-loss-tie", choices=list(SCHEMES))
     d.add_argument("--learner", default=DEFAULT_LEARNER, choices=LEARNERS,
                    help=f"nuisance learner for the outcome probabilities and propensities (default {DEFAULT_LEARNER})")
-    d.add_argument("--folds", type=int, default=5, help="cross-fitting folds over contexts")
+    d.add_argument("--folds", type=_whole(2), default=5, help="cross-fitting folds over contexts")
     d.add_argument("--pi-clip", type=float, default=1e-3, help="lower clip of the labelling propensities")
     d.add_argument("--budget", type=float, default=None,
                    help="also the A-optimal labelling policy for these contexts with this expected number of labels")
@@ -409,9 +430,9 @@ def _add_dml_args(d) -> None:
                    help="write the whole policy table (CSV) here (never the input; an existing file only with --force)")
     d.add_argument("--force", action="store_true", help="replace the --policy-out file if it exists")
     d.add_argument("--level", type=float, default=0.95, help="simultaneous coverage of the intervals")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=_whole(0), default=0)
     d.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    d.add_argument("--top", type=int, default=20, help="policy rows shown by the table format")
+    d.add_argument("--top", type=_whole(0), default=20, help="policy rows shown by the table format")
 
 
 def _add_fit_file_arg(p) -> None:
@@ -420,23 +441,23 @@ def _add_fit_file_arg(p) -> None:
 
 def _add_next_pairs_args(p) -> None:
     _add_fit_file_arg(p)
-    p.add_argument("--budget", type=int, required=True, help="votes to plan (their n add up to it)")
+    p.add_argument("--budget", type=_whole(1), required=True, help="votes to plan (their n add up to it)")
     p.add_argument("--goal", default="ranks", choices=("top-k", "ranks", "model", "all-pairs"),
                    help="top-k: which models are in the top K; ranks: every rank interval; model: the place of "
                         "--model; all-pairs: every score difference (A-optimal)")
-    p.add_argument("--k", type=int, default=None, help="top-k: the size of the top")
+    p.add_argument("--k", type=_whole(1), default=None, help="top-k: the size of the top")
     p.add_argument("--model", default=None, metavar="NAME", help="model: the model to place")
     p.add_argument("--judges", default=None, help="judge fits: comma-separated judges that may be asked (default all)")
     p.add_argument("--level", type=float, default=0.95, help="level of the projected rank intervals")
-    p.add_argument("--seed", type=int, default=0, help="seed of the projections' draws")
+    p.add_argument("--seed", type=_whole(0), default=0, help="seed of the projections' draws")
     p.add_argument("--format", default="table", choices=("table", "json", "csv"))
-    p.add_argument("--top", type=int, default=20, help="pairs shown by the table format (0: all)")
+    p.add_argument("--top", type=_whole(0), default=20, help="pairs shown by the table format (0: all)")
 
 
 def _add_provisional_args(p) -> None:
     _add_fit_file_arg(p)
     p.add_argument("--level", type=float, default=0.95, help="level of the rank intervals")
-    p.add_argument("--seed", type=int, default=0, help="seed of the projections' draws")
+    p.add_argument("--seed", type=_whole(0), default=0, help="seed of the projections' draws")
     p.add_argument("--format", default="table", choices=("table", "json", "csv"))
 
 
@@ -590,21 +611,40 @@ NOT_OVER_TIME = {"information": "its MAP path is not a maximum-likelihood fit", 
                  "cluster": "its intervals come from its own posterior approximation, not a sandwich"}
 
 
+#: ``fit`` options of NUTS alone, with their defaults: given with ``--method map``, they are refused.
+NUTS_ONLY = {"tune": 1000, "chains": 4, "target_accept": 0.9, "sampler": None, "whiten": True,
+             "geometry_tuned": True}
+
+
+def _nuts_options(args) -> dict:
+    """The NUTS-only options of ``fit`` (:data:`NUTS_ONLY`), each as given or its default; with
+    ``--method map`` any given is refused (MAP would silently do without it)."""
+    given = [name for name in NUTS_ONLY if getattr(args, name, None) is not None]
+    if args.method == "map" and given:
+        raise BayesrankError(f"{', '.join(_flag(n) for n in given)} {'applies' if len(given) == 1 else 'apply'} to "
+                             f"--method nuts only; drop {'it' if len(given) == 1 else 'them'}, or sample with "
+                             "--method nuts.")
+    return {name: default if getattr(args, name, None) is None else getattr(args, name)
+            for name, default in NUTS_ONLY.items()}
+
+
 def _time_kwargs(args) -> dict:
     """The options of a fit over time, after refusing those that do not apply (:data:`NOT_OVER_TIME`)."""
     for name, why in NOT_OVER_TIME.items():
         if getattr(args, name, None) not in (None, False):
             raise BayesrankError(f"{_flag(name)} does not apply with --time-column: {why}.")
+    nuts = _nuts_options(args)
     if args.method == "map":
         return dict(method="map", draws=args.draws, random_seed=0 if args.seed is None else args.seed)
-    return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
+    return dict(method="nuts", draws=args.draws, tune=nuts["tune"], chains=nuts["chains"], random_seed=args.seed,
+                sampler=nuts["sampler"], target_accept=nuts["target_accept"], progressbar=args.progress,
                 whiten=False, geometry_tuned=False)
 
 
 def _fit_kwargs(args) -> dict:
     if getattr(args, "time_column", None) is not None:
         return _time_kwargs(args)
+    nuts = _nuts_options(args)
     if args.method == "map":
         return dict(method="map", information=args.information, draws=args.draws,
                     random_seed=0 if args.seed is None else args.seed, intervals=args.intervals,
@@ -614,9 +654,7 @@ def _fit_kwargs(args) -> dict:
                              ("--restarts", args.restarts, "NUTS runs its own chains from their own starts: --chains")):
         if value is not None:
             raise BayesrankError(f"{flag} applies to --method map ({why}).")
-    return dict(method="nuts", draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-                sampler=args.sampler, target_accept=args.target_accept, progressbar=args.progress,
-                whiten=args.whiten, geometry_tuned=args.geometry_tuned)
+    return dict(method="nuts", draws=args.draws, random_seed=args.seed, progressbar=args.progress, **nuts)
 
 
 def _check_shown(args) -> None:
@@ -1123,6 +1161,10 @@ def main(argv=None) -> int:
         code, word = _SIGNALLED[noted_signal() or signal.SIGINT]
         print(f"bayesrank: {word}", file=sys.stderr)
         return code
+    except MemoryError:
+        print("bayesrank: error: out of memory: ask for less (fewer --draws, --chains, --n-boot or items), or run "
+              "on a machine with more memory.", file=sys.stderr)
+        return 2
     except Exception as err:  # an internal error: one line, the traceback on request
         if debug:
             traceback.print_exc()

@@ -311,3 +311,27 @@ def test_a_signal_python_cannot_raise_ends_the_run_without_a_traceback(capsys, m
     assert main(["datasets"]) == 143
     err = capsys.readouterr().err
     assert err == "bayesrank: terminated\n"
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["gars", "mtbench-judges", "--draws", "0"], "argument --draws: expected a whole number of at least 1, got 0"),
+    (["provisional", "x.nc", "--seed", "-4"], "argument --seed: expected a whole number of at least 0, got -4"),
+    (["report", "mtbench-judges", "--top", "-3"], "argument --top: expected a whole number of at least 0"),
+    (["next-pairs", "x.nc", "--budget", "1" + "0" * 21], "at most 9,007,199,254,740,992"),
+    (["fit", "mtbench-judges", "--chains", "two"], "argument --chains: expected a whole number, got 'two'"),
+])
+def test_whole_number_options_are_checked_before_any_work(capsys, argv, fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "internal error" not in err
+
+
+def test_a_test_fraction_that_leaves_nothing_to_train_on_is_said(capsys):
+    assert main(["evaluate", "mtbench-judges", "--model", "bt", "--test-fraction", "0.999"]) == 2
+    assert "leaves no cell to train on" in capsys.readouterr().err
+
+
+def test_nuts_options_with_map_are_refused_not_ignored(capsys):
+    assert main(["fit", "mtbench-judges", "--model", "bt", "--method", "map", "--chains", "4", "--no-whiten"]) == 2
+    err = capsys.readouterr().err
+    assert "--chains, --whiten apply to --method nuts only; drop them, or sample with --method nuts" in err

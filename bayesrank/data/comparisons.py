@@ -446,11 +446,19 @@ class Comparisons:
         NumPy's legacy generator seeded by ``random_seed`` and keep the first
         ``int(n * (1 - test_fraction))`` for training, so ``random_seed=20`` reproduces the paper's
         3109 / 346 split of the arena pairs.
+
+        Raises
+        ------
+        DataError
+            A fraction outside (0, 1), or one that leaves no cell to train on.
         """
         if not 0 < test_fraction < 1:
             raise DataError(f"test_fraction must be in (0, 1), got {test_fraction}.")
         order = np.random.RandomState(random_seed).permutation(self.n_cells)
         n_train = int(self.n_cells * (1 - test_fraction))
+        if n_train == 0:   # (a fraction above 0 always leaves a cell to test on)
+            raise DataError(f"test_fraction={test_fraction:g} of {self.n_cells} cells leaves no cell to train on; "
+                            f"choose a fraction of at most {1 - 1 / self.n_cells:.3g} here.")
         return self.subset(np.sort(order[:n_train])), self.subset(np.sort(order[n_train:]))
 
     def to_frame(self) -> pd.DataFrame:
