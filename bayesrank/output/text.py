@@ -39,6 +39,12 @@ def one_line(text: str) -> str:
     return _CONTROL_OR_BREAK.sub(_escape, str(text))
 
 
+def html_text(text) -> str:
+    """``text`` as literal HTML text or attribute value: HTML escaped, and control characters
+    shown as escapes (:func:`terminal`), so the page's source is safe to print too."""
+    return html.escape(terminal(str(text)), quote=True)
+
+
 def markdown(text: str) -> str:
     """``text`` as literal Markdown inside a line (a heading's text, a table cell, a quote):
     HTML escaped (``&lt;script&gt;``), Markdown punctuation backslash-escaped (no links,
@@ -72,4 +78,4 @@ class TerminalStream(io.TextIOBase):
         return getattr(self.raw, "encoding", "utf-8")
 
 
-__all__ = ["TerminalStream", "markdown", "one_line", "terminal"]
+__all__ = ["TerminalStream", "html_text", "markdown", "one_line", "terminal"]

@@ -26,7 +26,6 @@ report.html True
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from collections.abc import Mapping
@@ -39,7 +38,7 @@ import pandas as pd
 from bayesrank.data.bothbad import convention
 from bayesrank.data.matrices import battle_counts, win_fractions
 from bayesrank.errors import BayesrankError
-from bayesrank.output.text import markdown as md
+from bayesrank.output.text import html_text, markdown as md, terminal
 from bayesrank.plots import arena as arena_plots, rankings as plots
 from bayesrank.report import sections as report_parts
 from bayesrank.results.estimates import dependence
@@ -256,7 +255,8 @@ class Report:
     # ------------------------------------------------------------------ Markdown
     def markdown(self, image_dir: Path | None = None) -> str:
         """The report as Markdown (for a pull request); figures are written as PNG files into
-        ``image_dir`` and linked when it is given. Every name and sentence is escaped
+        ``image_dir`` and linked when it is given, relative to the folder that holds
+        ``image_dir`` (where the Markdown file goes, as :meth:`save` writes it). Every name and sentence is escaped
         (:func:`bayesrank.output.text.markdown`): no HTML, link or image comes from the data."""
         text, figures = self._markdown(image_dir)
         if figures:
@@ -306,7 +306,7 @@ class Report:
             out += ["## What changed since the previous board", ""] + [md(line) for line in self.changes.describe()]
             out += ["", _table_md(self.changes.shown(self.top)), ""] + [f"> {md(n)}" for n in self.changes.notes] + [""]
         if self.command:
-            out += ["## How this report was made", "", "```", self.command.replace("`", "'"), "```", ""]
+            out += ["## How this report was made", "", "```", terminal(self.command).replace("`", "'"), "```", ""]
         return "\n".join(out), files
 
     @staticmethod
@@ -317,7 +317,8 @@ class Report:
         for caption, fig in figures.items():
             path = image_dir / f"{_slug(name)}-{_slug(caption)}.png"
             files[path] = fig
-            links.append(f"![{md(name)}: {md(caption)}]({quote(path.name)})")
+            # relative to the Markdown file, which sits beside image_dir (save: <stem>-figures/)
+            links.append(f"![{md(name)}: {md(caption)}]({quote(image_dir.name)}/{quote(path.name)})")
         return links
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
@@ -400,8 +401,8 @@ def _table_md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _e(text: str) -> str:
-    return html.escape(str(text), quote=True)
+def _e(text) -> str:
+    return html_text(text)
 
 
 def _slug(text: str) -> str:

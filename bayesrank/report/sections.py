@@ -9,7 +9,6 @@ column names a reader sees, HTML fragments that need no remote resource).
 from __future__ import annotations
 
 import base64
-import html
 from collections.abc import Mapping
 
 import numpy as np
@@ -18,6 +17,7 @@ import pandas as pd
 from bayesrank.data import bothbad
 from bayesrank.evaluation.goodness import goodness_of_fit
 from bayesrank.output.tables import csv_text
+from bayesrank.output.text import html_text
 from bayesrank.results.fit import Fit
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.summary import has_elo
@@ -36,7 +36,7 @@ SORT_SCRIPT = (
 
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    return html_text(text)
 
 
 def data_rows(summary: dict, both_bad: str | None = None) -> pd.DataFrame:

@@ -69,7 +69,9 @@ def test_markdown_report_writes_its_figures(tmp_path, posts):
     text = path.read_text()
     assert text.startswith("# bayesrank report") and "| rank | model |" in text
     figures = sorted((tmp_path / "report-figures").glob("*.png"))
-    assert len(figures) == 10 and all(f"]({f.name})" in text for f in figures)   # 2 data matrices, 4 per fit
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert len(figures) == 10 and len(links) == 10   # 2 data matrices, 4 per fit
+    assert sorted((path.parent / link).resolve() for link in links) == [f.resolve() for f in figures]  # as a viewer
 
 
 def test_report_cli(tmp_path, capsys):
@@ -142,3 +144,18 @@ def test_a_map_report_says_which_dependence_its_intervals_allow_for(tmp_path):
     text = Report(fits, top=3).save(tmp_path / "report.md").read_text()  # (Markdown: text escaped)
     assert markdown("allowing for dependence within clusters of 'judge_model'") in text
     assert markdown(fits["independent"].to_json()["dependence"]) in text
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html"])
+def test_control_characters_from_the_data_never_reach_a_report_raw(tmp_path, suffix):
+    """A file name (shown as the data's source and in the command) and a model name with terminal
+    escapes: the report shows them as escapes, in every part of it."""
+    from bayesrank.cli import main
+
+    data = tmp_path / "esc\x1b]0;owned\x07name.csv"
+    data.write_text("model_a,model_b,winner\nm\x1b[31m,b,model_a\nb,c,tie\nc,m\x1b[31m,model_b\nb,c,model_a\n")
+    out = tmp_path / f"r{suffix}"
+    assert main(["report", str(data), "--models", "bt", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b" in text
