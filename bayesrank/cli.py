@@ -857,7 +857,7 @@ def cmd_evaluate(args) -> int:
         where = ("training data" if kind == "goodness_of_fit" else
                  f"{metrics['n_test_cells']} held-out cells (trained on {metrics['n_train_cells']}, seed {args.seed})")
         lines = [f"{framework.label} by MAP, {result.n_params} free parameters, "
-                 f"{'converged' if result.converged else 'NOT CONVERGED'}; metrics on the {where}",
+                 f"{result.convergence}; metrics on the {where}",
                  "RMSE in counts per cell (weighted by n_ij/n); KLD and JSD x 100 (mean over cells)", ""]
         for k, v in metrics.items():
             lines.append(f"  {k:<14} {v:.6g}" if isinstance(v, float) else f"  {k:<14} {v}")

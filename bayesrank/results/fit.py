@@ -203,6 +203,17 @@ class Fit:
         return bool(self.diagnostics.get("converged", False))
 
     @property
+    def convergence(self) -> str:
+        """:attr:`converged` in words: ``"converged"``, ``"NOT converged"``, or — a NUTS run of
+        one chain, where r̂ (which compares chains) is not defined — ``"convergence unchecked
+        (one chain)"``."""
+        if self.converged:
+            return "converged"
+        if self.method == "nuts" and self.diagnostics.get("chains") == 1:
+            return "convergence unchecked (one chain)"
+        return "NOT converged"
+
+    @property
     def items(self) -> list[str]:
         return leaderboard.items(self.tree)
 
@@ -475,7 +486,7 @@ class Fit:
         return fitted
 
     def __repr__(self) -> str:
-        state = "converged" if self.converged else "NOT converged"
+        state = self.convergence
         return (f"<Fit {self.framework.label} by {self.method} on {self.model_data!r}: "
                 f"nll={self.nll:.5f}, {state}, {len(self.warnings)} warning(s)>")
 

@@ -61,7 +61,7 @@ def fit_text(result, top: int = 20, level: float = 0.95, elo=None, sections=None
     lines = [
         f"{result.framework.label} by {result.method.upper()} on {result.data!r}",
         f"nll {result.nll:.5f} (win {ce['win']:.4f} + loss {ce['loss']:.4f} + tie {ce['tie']:.4f}), "
-        f"{result.n_params} free parameters, {'converged' if result.converged else 'NOT CONVERGED'}",
+        f"{result.n_params} free parameters, {result.convergence}",
         accounting_line(result.data.accounting()),
         f"score = {result.framework.score_meaning}"
         + (f", se and {kind}; rank interval from the "

@@ -53,3 +53,7 @@ def test_too_few_posterior_draws_give_no_intervals(mtbench):
     assert fit.leaderboard(level=0.5)["lower"].notna().all()
     assert fit.rank_sets()["rank_set_lower"].isna().all()  # from the draws: too few
     assert any("intervals, rank intervals at 95% are not reported" in w for w in fit.to_json()["warnings"])
+    # one chain: r_hat is not defined, which the text says (it failed on the missing number)
+    assert fit.convergence == "convergence unchecked (one chain)" and not fit.converged
+    text = fit.to_text()
+    assert "convergence unchecked (one chain)" in text and "r_hat not defined (it compares several chains)" in text
