@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2, norm
 
-from bayesrank.errors import BayesrankError
+from bayesrank.errors import BayesrankError, ModelSpecError
 from bayesrank.gars.dml.design import Policy, optimal_policy, variance_weights
 from bayesrank.gars.dml.learners import DEFAULT_LEARNER
 from bayesrank.gars.dml.nuisance import OutcomeModel, PropensityModel, check_learner
@@ -197,6 +197,8 @@ class CrossFit:
 def crossfit(records: Records, *, learner=DEFAULT_LEARNER, propensity_learner=None, n_folds: int = 5,
              pi_clip: float = 1e-3, random_seed: int = 0) -> CrossFit:
     """Fit the nuisances of :func:`dmlrank` by cross-fitting over contexts (its parameters)."""
+    if isinstance(pi_clip, bool) or not isinstance(pi_clip, (int, float)) or not 0 < pi_clip < 1:
+        raise ModelSpecError(f"pi_clip is the lowest labelling propensity kept, a number in (0, 1), got {pi_clip!r}.")
     warnings = []
     if records.n_labels == 0:
         raise BayesrankError("no labelled comparison: DMLRank needs human labels (rows with a winner).")

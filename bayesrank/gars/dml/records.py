@@ -123,6 +123,10 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
     frame = data if isinstance(data, pd.DataFrame) else read_frame(Path(data), format)
     source = "the records" if isinstance(data, pd.DataFrame) else str(data)
     features, judge_probs = list(features), list(judge_probs)
+    for kind, names in (("features", features), ("judge_probs", judge_probs)):
+        repeated = sorted({c for c in names if names.count(c) > 1})
+        if repeated:
+            raise DataError(f"{kind} names the column(s) {repeated} more than once; give each once.")
     wanted = ["model_a", "model_b", *features, *judge_probs] + ([propensity] if propensity else [])
     missing = [c for c in wanted if c not in frame.columns]
     if "winner" not in frame.columns and not judge_probs:
@@ -252,7 +256,14 @@ def _labels(frame, n_categories, source) -> np.ndarray:
 
 def _judge(frame, columns, codes, a, b, has_pair, items, context_ids, source) -> np.ndarray:
     n, K = len(context_ids), len(items)
+    given = frame[columns].notna().to_numpy()
     values = frame[columns].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    bad = given & ~((values >= 0) & (values <= 1))   # text, a number outside [0, 1], an infinity
+    if bad.any():
+        r, k = (int(x[0]) for x in np.nonzero(bad))
+        raise DataError(f"{source}: record {r}: judge probability {columns[k]!r} = {frame[columns[k]].iloc[r]!r} is "
+                        "not a probability (a number in [0, 1]); --judge-probs names the columns of an LLM judge's "
+                        "category probabilities.")
     rows = has_pair & ~np.isnan(values).any(axis=1)
     judge = np.full((n, K, K, len(columns)), np.nan)
     judge[codes[rows], a[rows], b[rows]] = values[rows]
