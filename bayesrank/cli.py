@@ -1045,14 +1045,8 @@ def cmd_dml(args) -> int:
 
 def saved_fit(path: Path):
     """The fit saved at ``path``: a ``--out`` folder of ``bayesrank fit`` (its ``fit.nc``) or the file."""
-    from bayesrank.errors import FitFileError
     from bayesrank.results.fit import Fit
 
-    if path.is_dir():
-        if not (path / "fit.nc").is_file():
-            raise FitFileError(f"{path} holds no fit.nc; pass a folder written by 'bayesrank fit DATA ... --out DIR' "
-                               "or a fit's .nc file.")
-        path = path / "fit.nc"
     return Fit.load(path)
 
 

@@ -206,6 +206,10 @@ def read_error(err: Exception, source: str, kind: str) -> DataError:
         return DataError(f"{source}: line {line} holds {size:,} bytes, more than the {limit:,} a CSV record may hold; "
                          f"no name or count is that long (names have at most {MAX_NAME_LENGTH:,} characters): "
                          "check that the file holds comparison records.")
+    if "Parallel CSV Reader" in text:   # DuckDB's reader on a record longer than its buffer (tens of MB)
+        return DataError(f"{source} holds a CSV record longer than the reader's buffer (tens of megabytes); no name "
+                         f"or count is that long (names have at most {MAX_NAME_LENGTH:,} characters): check that the "
+                         "file holds comparison records, one per line.")
     if "maximum_object_size" in text:
         return DataError(f"{source} holds a JSON record larger than {MAX_RECORD_BYTES >> 20} MB; a comparison record "
                          f"is a few names and counts (names have at most {MAX_NAME_LENGTH:,} characters): check that "

@@ -186,6 +186,9 @@ def _local(data: str | Path) -> Path | str | None:
     standard input, else None. ``~`` is expanded only when no file has the literal name."""
     if str(data) == "-":
         return "-"
+    if not str(data).strip():   # (Path("") is the current folder)
+        raise DataError(f"the data name is empty ({str(data)!r}); pass a file, '-' for standard input, or a "
+                        "bundled dataset name (see 'bayesrank datasets').")
     try:
         expanded = Path(data).expanduser()
     except RuntimeError:  # "~user" of no user

@@ -444,7 +444,8 @@ class Fit:
 
     @classmethod
     def load(cls, path: str | Path) -> Fit:
-        """Read a fit written by :meth:`save`.
+        """Read a fit written by :meth:`save` (the file, or a folder written by ``bayesrank fit
+        ... --out DIR``: its ``fit.nc``).
 
         The file is checked as a whole before it is returned: everything a fit answers
         (framework, data, diagnostics, warnings, leaderboard, JSON summary) must read back.

@@ -120,14 +120,22 @@ def write_netcdf(tree: xr.DataTree, path: Path) -> None:
 
 
 def load(path: str | Path) -> xr.DataTree:
-    """Read a fit written by :func:`save`.
+    """Read a fit written by :func:`save`: the file, or a folder written by ``bayesrank fit
+    ... --out DIR`` (its ``fit.nc``).
 
     Raises
     ------
     FitFileError
         When the file does not exist or is not a saved fit.
     """
+    if not str(path).strip():   # (Path("") is the current folder)
+        raise FitFileError("the fit's path is empty; pass a fit's .nc file or the folder bayesrank fit --out wrote.")
     path = Path(path)
+    if path.is_dir():
+        if not (path / "fit.nc").is_file():
+            raise FitFileError(f"{path} holds no fit.nc; pass a folder written by 'bayesrank fit DATA ... --out DIR' "
+                               "or a fit's .nc file.")
+        path = path / "fit.nc"
     if not path.is_file():
         raise FitFileError(f"no saved fit at {path}.")
     try:

@@ -255,3 +255,16 @@ def test_paths_keep_working_as_path_objects(tmp_path):
     path = Path(tmp_path) / "a b [c].csv"
     path.write_text(records("a", "b", "c"))
     assert br.load(path).source == str(path)
+
+
+def test_a_csv_record_longer_than_the_readers_buffer_is_said_in_words(tmp_path):
+    """40 MB in one field: beyond DuckDB's buffer its parallel reader gives up with advice about
+    an option bayesrank does not have; the message says what the file holds instead."""
+    path = tmp_path / "long.csv"
+    with open(path, "w") as f:
+        f.write("model_a,model_b,winner\na,b,")
+        f.write("z" * (40 << 20))
+        f.write("\nb,a,model_a\n")
+    with pytest.raises(br.DataError, match="holds a CSV record longer than the reader's buffer") as err:
+        br.load(path)
+    assert "parallel" not in str(err.value)

@@ -98,3 +98,13 @@ def test_files_that_are_not_fits(tmp_path):
         br.Fit.load(tmp_path / "other.nc")
     with pytest.raises(FitFileError, match="no saved fit"):
         br.Fit.load(tmp_path / "missing.nc")
+
+
+def test_a_fit_is_read_from_its_out_folder_and_an_empty_name_is_said(saved, tmp_path):
+    assert br.Fit.load(saved.parent).framework.name == "bt"   # the folder holding fit.nc, as the CLI takes it
+    with pytest.raises(FitFileError, match="holds no fit.nc"):
+        br.Fit.load(tmp_path)
+    with pytest.raises(FitFileError, match="path is empty"):
+        br.Fit.load("")
+    with pytest.raises(br.DataError, match="the data name is empty"):
+        br.load("")
