@@ -1130,8 +1130,8 @@ def main(argv=None) -> int:
         args.argv = argv
         if isinstance(getattr(args, "data", None), str) and args.data != "-":
             mark_input(args.data)  # never an output of this run, even with --force: refused when claimed
-        if getattr(args, "format", "table") == "table":  # text for people: names cannot drive the terminal
-            sys.stdout = TerminalStream(stdout)
+        if getattr(args, "format", "table") == "table" or _is_terminal(stdout):
+            sys.stdout = TerminalStream(stdout)  # text for people: names cannot drive the terminal
         with warnings.catch_warnings(), _progress_setting(args):
             warnings.simplefilter("ignore")
             code = COMMANDS[args.command](args)
@@ -1171,6 +1171,15 @@ def main(argv=None) -> int:
         release_reserved()
         for signum, handler in previous.items():
             _install(signum, handler)
+
+
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (a CSV or JSON printed there is read by a person too;
+    piped or redirected, it stays byte for byte the data's)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _signal_quiet(hook):

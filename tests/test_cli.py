@@ -1,6 +1,7 @@
 """The CLI contract: JSON fields, formats, outputs, and one-line errors with exit code 2."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -335,3 +336,32 @@ def test_nuts_options_with_map_are_refused_not_ignored(capsys):
     assert main(["fit", "mtbench-judges", "--model", "bt", "--method", "map", "--chains", "4", "--no-whiten"]) == 2
     err = capsys.readouterr().err
     assert "--chains, --whiten apply to --method nuts only; drop them, or sample with --method nuts" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_csv_printed_on_a_terminal_cannot_drive_it(tmp_path):
+    """A CSV on a terminal shows a name's escape sequences as text; piped, it stays the data's."""
+    import pty
+
+    path = tmp_path / "term.csv"
+    rows = ["model_a,model_b,winner"] + [f"{a},{b},{w}" for a, b, w in
+                                          [("\x1b[31mred", "ok", "model_a"), ("ok", "fine", "tie"),
+                                           ("fine", "\x1b[31mred", "model_b"), ("ok", "\x1b[31mred", "model_a")]]
+    path.write_text("\n".join(rows) + "\n")
+    argv = [sys.executable, "-m", "bayesrank.cli", "fit", str(path), "--model", "bt", "--format", "csv"]
+    primary, secondary = pty.openpty()
+    with subprocess.Popen(argv, stdout=secondary, stderr=subprocess.DEVNULL) as proc:
+        os.close(secondary)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    os.close(primary)
+    assert proc.returncode == 0 and b"\x1b" not in out and b"\\x1b[31mred" in out
+    piped = subprocess.run(argv, capture_output=True, check=True).stdout
+    assert b"\x1b[31mred" in piped
