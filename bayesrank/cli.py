@@ -658,9 +658,7 @@ def _fit_kwargs(args) -> dict:
 
 
 def _check_shown(args) -> None:
-    """Refuse a ``--top`` or ``--level`` no table can show."""
-    if args.top < 0:
-        raise ModelSpecError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
+    """Refuse a ``--level`` no table can show (``--top`` is a whole number by its type)."""
     if not 0 < args.level < 1:
         raise ModelSpecError(f"--level must be in (0, 1), got {args.level}.")
 
@@ -955,8 +953,6 @@ def cmd_gars(args) -> int:
     from bayesrank.model.scoring import scheme_of
     from bayesrank.results.fit import Fit
 
-    if args.top < 0:
-        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     if args.both_bad_ties is None and scheme_of(args.scheme).n_categories == 4:
         args.both_bad_ties = False  # both-bad ties are a category of their own in this scheme
     data = _load(args)
@@ -1005,8 +1001,6 @@ def cmd_dml(args) -> int:
     from bayesrank.model.scoring import scheme_of
     from bayesrank.output.tables import write_csv
 
-    if args.top < 0:
-        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     if args.folds < 1:
         raise BayesrankError(f"--folds must be a positive number, got {args.folds}.")
     if args.policy_out is not None:
@@ -1054,8 +1048,6 @@ def cmd_next_pairs(args) -> int:
     """Run ``bayesrank next-pairs`` (what it does: :data:`HELP`); return the exit code."""
     from bayesrank.design.next_pairs import next_pairs
 
-    if args.top < 0:
-        raise BayesrankError(f"--top must be 0 (all rows) or a positive number, got {args.top}.")
     fitted = saved_fit(args.fit)
     plan = next_pairs(fitted, args.budget, args.goal, k=args.k, model=args.model,
                       judges=list(_columns(args.judges)) if args.judges is not None else None,

@@ -68,7 +68,7 @@ def test_table_and_csv_formats(capsys, tmp_path):
         (["fit", "arena-2024", "--model", "davidson", "--ties", "drop"], "--ties does not apply to davidson"),
         (["fit", "arena-2024", "--model", "bt", "--ties", "davidson"], "ties must be 'half' or 'drop'"),
         (["fit", "arena-2024", "--model", "bt", "--ties", "both"], "invalid choice"),
-        (["fit", "arena-2024", "--model", "bt", "--top", "-1"], "--top must be 0"),
+        (["fit", "arena-2024", "--model", "bt", "--top", "-1"], "argument --top: expected a whole number of at least"),
         (["fit", "arena-2024", "--model", "davidson", "--tie-intercept"], "tie_intercept only applies"),
         (["fit", "arena-2024"], "required: --model"),
         (["frobnicate"], "invalid choice"),
@@ -266,7 +266,7 @@ def test_next_pairs_reads_a_fit_folder_or_file_in_every_format(capsys, saved_sma
 
 
 def test_next_pairs_bad_input_exits_2_with_one_line(capsys, saved_small_fit, tmp_path):
-    for args, message in ((["--budget", "0"], "budget must be a positive whole number"),
+    for args, message in ((["--budget", "0"], "argument --budget: expected a whole number of at least 1, got 0"),
                           (["--goal", "top-k", "--budget", "5"], "needs k"),
                           (["--goal", "model", "--model", "nobody", "--budget", "5"], "unknown model 'nobody'")):
         code, out, err = run(capsys, "next-pairs", str(saved_small_fit), *args)

@@ -92,11 +92,11 @@ REFUSED = [
     ("empty file", "e.csv", "", [], "empty"),
 ]
 USAGE = [
-    ("negative seed with NUTS", ["--method", "nuts", "--seed", "-1"], "random_seed must be a non-negative integer"),
-    ("negative seed with MAP", ["--seed", "-1"], "random_seed must be a non-negative integer"),
-    ("negative --top", ["--top", "-1"], "--top must be 0"),
+    ("negative seed with NUTS", ["--method", "nuts", "--seed", "-1"], "argument --seed: expected a whole number of at least 0"),
+    ("negative seed with MAP", ["--seed", "-1"], "argument --seed: expected a whole number of at least 0"),
+    ("negative --top", ["--top", "-1"], "argument --top: expected a whole number of at least 0"),
     ("--level outside (0, 1)", ["--level", "1.5"], "--level must be in (0, 1)"),
-    ("zero draws", ["--draws", "0"], "draws must be an integer of at least 1"),
+    ("zero draws", ["--draws", "0"], "argument --draws: expected a whole number of at least 1, got 0"),
     ("a bad target_accept", ["--method", "nuts", "--target-accept", "1.5"], "target_accept must be in (0, 1)"),
     ("unknown data format", ["--data-format", "xlsx"], "unknown format='xlsx' (CLI: --data-format)"),
 ]

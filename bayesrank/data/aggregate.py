@@ -331,9 +331,9 @@ def table_from_parquet(con, path: Path, source: str) -> Table:
     """A Parquet file; columns keep their Parquet types (categories are read as their values)."""
     probe = Table(con, "", {}, source, kind="Parquet", path=str(path))
     try:
-        _check_names(_parquet_names(con, path), _where(source))
         rel = con.sql(f"SELECT * FROM read_parquet({_lit(str(path))})")
         names, types = rel.columns, [str(t) for t in rel.types]
+        _check_names(_parquet_names(con, path), _where(source))
     except DUCKDB_ERRORS as err:
         raise probe.error(err) from None
     keys = _check_names(names, _where(source))

@@ -194,7 +194,7 @@ class Fit:
         that the fit's draws are too few for (:func:`~bayesrank.results.estimates.too_few_draws`;
         the tables at another level say so for theirs)."""
         missing = estimates.too_few_draws(self.tree)
-        return io.warnings_of(self.tree) + ([missing + "."] if missing else [])
+        return io.warnings_of(self.tree) + ([missing] if missing else [])
 
     @property
     def converged(self) -> bool:
@@ -466,7 +466,8 @@ class Fit:
                 counts = part.counts()
                 if not (np.all(np.isfinite(counts)) and np.all(counts >= 0)):
                     raise ValueError("its counts of comparisons are not finite non-negative numbers")
-            if "theta" in fitted.tree["estimate"]:   # the free coordinates, as the model has them
+            # the free coordinates of a static fit's model (a fit over time counts its own)
+            if "theta" in fitted.tree["estimate"] and not over_time.is_time_fit(fitted.tree):
                 size = fitted.n_params + fitted.framework.n_gauge(fitted.model_data)
                 if fitted.tree["estimate"]["theta"].size != size:
                     raise ValueError(f"its estimate theta has {fitted.tree['estimate']['theta'].size} coordinates, "

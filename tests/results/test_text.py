@@ -34,7 +34,7 @@ def test_warnings_and_missing_elo_are_said(data):
     assert f"no Elo ratings: {fit.framework.scale_note}" in text
     assert "elo" not in text.split("\n\n")[1].splitlines()[0]            # no Elo columns in the board
     said = [line[len("warning: "):] for line in text.splitlines() if line.startswith("warning: ")]
-    assert said[:len(fit.warnings)] == fit.warnings and len(said) == len(fit.warnings) + 1  # + too few draws
+    assert said == fit.warnings   # (the fit's warnings include the draws' at 95 %, said once)
     assert "draws" in said[-1]
 
 
