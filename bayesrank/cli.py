@@ -47,6 +47,7 @@ from bayesrank.output.atomic import (
 )
 from bayesrank.output.tables import FORMULA_START, csv_text  # noqa: F401 (FORMULA_START: the rule's name here too)
 from bayesrank.output.text import TerminalStream, one_line
+from bayesrank.runtime.signals import ENDINGS
 
 #: Where to report internal errors.
 REPORT = "https://github.com/bayesrank/bayesrank/issues"
@@ -1103,8 +1104,7 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt()
 
 
-#: Exit code and word of each signal the CLI handles.
-_SIGNALLED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+_SIGNALLED = ENDINGS  # exit code and word of each signal the CLI handles (bayesrank.console)
 
 
 def main(argv=None) -> int:

@@ -1,2 +1,3 @@
 """How the package runs, not what it computes: third-party modules imported on first use
-(:mod:`bayesrank.runtime.lazy`) and progress bars for long jobs (:mod:`bayesrank.runtime.progress`)."""
+(:mod:`bayesrank.runtime.lazy`), progress bars for long jobs (:mod:`bayesrank.runtime.progress`) and how a
+run a signal stops ends (:mod:`bayesrank.runtime.signals`)."""
