@@ -966,8 +966,13 @@ def cmd_gars(args) -> int:
     else:
         fitted = Fit.load(args.fit)
         if fitted.data.cells_digest() != data.cells_digest():
+            options = sorted((set(fitted.data.reading) | set(data.reading)) - {"id_digest"})
+            differ = [f"{name}={fitted.data.reading.get(name)!r} for the fit, {data.reading.get(name)!r} here"
+                      for name in options if fitted.data.reading.get(name) != data.reading.get(name)]
+            why = (f"; its records were read with other options ({'; '.join(differ)}): read {args.data} as the fit "
+                   "did" if differ else "")
             raise BayesrankError(f"--fit {args.fit} was fitted to other data ({fitted.data!r}) than {args.data} "
-                                 f"({data!r}): its ranking is not {args.data}'s; fit {args.data} first "
+                                 f"({data!r}): its ranking is not {args.data}'s{why}; fit {args.data} first "
                                  "('bayesrank fit DATA ... --out DIR') or pass the data it was fitted to.")
         result = gars.from_fit(fitted, args.score, args.scheme, context_weights=args.context_weights,
                                draws=args.draws, random_seed=args.seed)

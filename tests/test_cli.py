@@ -211,6 +211,18 @@ def test_gars_refuses_a_fit_of_other_data_with_the_same_items(tmp_path, capsys, 
     assert code == 0, err
 
 
+def test_gars_says_which_reading_option_made_the_data_differ(tmp_path, capsys):
+    """The same file read with another option than the fit's (duplicates dropped there): the
+    refusal names the option."""
+    path = tmp_path / "b.csv"
+    path.write_text("id,model_a,model_b,winner\n1,a,b,model_a\n1,a,b,model_a\n2,b,c,tie\n3,c,a,model_b\n"
+                    "4,a,c,model_a\n")
+    assert run(capsys, "fit", str(path), "--model", "bt", "--out", str(tmp_path / "f"), "--drop-duplicates")[0] == 0
+    code, _, err = run(capsys, "gars", str(path), "--fit", str(tmp_path / "f"))
+    assert code == 2 and "read with other options (drop_duplicates=True for the fit, False here)" in err
+    assert run(capsys, "gars", str(path), "--fit", str(tmp_path / "f"), "--drop-duplicates")[0] == 0
+
+
 def test_compare_refuses_one_model_before_sampling(capsys):
     # (the data do not exist: refused before anything is read or sampled)
     for models in (["bt"], ["bt", "bt"]):
