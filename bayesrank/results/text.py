@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from bayesrank.output.text import one_line
 from bayesrank.results.estimates import dependence, too_few_draws
 from bayesrank.results.io import warnings_of
 from bayesrank.results.provisional import max_span
@@ -88,7 +89,7 @@ def fit_text(result, top: int = 20, level: float = 0.95, elo=None, sections=None
     if "provisional" in board and board["provisional"].fillna(False).any():
         shown = board.loc[board["provisional"].fillna(False).astype(bool), "name"]
         lines.append(f"provisional (rank interval wider than {max_span(len(result.items))} ranks): "
-                     f"{', '.join(shown)}; 'bayesrank provisional' says which battles would settle them")
+                     f"{', '.join(map(one_line, shown))}; 'bayesrank provisional' says which battles would settle them")
     if hja:
         judges = result.judges(level)[["name", "sensitivity", "se", "lower", "upper", "leverage", "relative_leverage"]]
         summary = result.disagreement()

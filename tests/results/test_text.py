@@ -55,3 +55,15 @@ def test_a_single_chain_has_no_rhat_and_the_diagnostics_say_so(rhat):
                     "0 divergent transitions")
     text = sampler_in_words({"max_rhat": 1.0042, "min_ess_bulk": 812, "min_ess_tail": 640.4, "divergences": 2})
     assert text.startswith("r_hat up to 1.004, bulk ESS at least 812, tail ESS at least 640")
+
+
+def test_a_name_with_a_line_break_stays_on_its_line():
+    """The provisional line lists names: a line break in one is shown as an escape, not obeyed."""
+    import dataclasses
+
+    data = simulate_counts(np.linspace(0.0, 0.07, 8), 3, np.random.default_rng(1))
+    data = dataclasses.replace(data, items=tuple(f"m{i}\nX" if i == 0 else f"m{i}" for i in range(8)))
+    lines = br.fit(br.BradleyTerry(), data).to_text().splitlines()
+    provisional = [line for line in lines if line.startswith("provisional")]
+    assert len(provisional) == 1 and "m0\\x0aX" in provisional[0]
+    assert not any(line.startswith("X") for line in lines)
