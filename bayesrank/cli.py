@@ -1007,8 +1007,6 @@ def cmd_dml(args) -> int:
     from bayesrank.model.scoring import scheme_of
     from bayesrank.output.tables import write_csv
 
-    if args.folds < 1:
-        raise BayesrankError(f"--folds must be a positive number, got {args.folds}.")
     if args.policy_out is not None:
         _check_policy_out(args)
     records = read_records(args.data, features=_columns(args.features), judge_probs=_columns(args.judge_probs),
@@ -1109,9 +1107,6 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt()
 
 
-_SIGNALLED = ENDINGS  # exit code and word of each signal the CLI handles (bayesrank.console)
-
-
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -1134,12 +1129,12 @@ def main(argv=None) -> int:
             code = COMMANDS[args.command](args)
         sys.stdout.flush()
         if noted_signal() is not None:  # a library swallowed the signal: the run still ends as it asked
-            code, word = _SIGNALLED[noted_signal()]
+            code, word = ENDINGS[noted_signal()]
             print(f"bayesrank: {word}", file=sys.stderr)
         return code
     except (BayesrankError, _UsageError) as err:
         if noted_signal() is not None:  # the error of work a signal stopped: the signal is the news
-            code, word = _SIGNALLED[noted_signal()]
+            code, word = ENDINGS[noted_signal()]
             print(f"bayesrank: {word}", file=sys.stderr)
             return code
         text = one_line(err)
@@ -1149,7 +1144,7 @@ def main(argv=None) -> int:
         _silence_stdout()
         return 141
     except (KeyboardInterrupt, _Terminated):  # (a library may turn one into the other)
-        code, word = _SIGNALLED[noted_signal() or signal.SIGINT]
+        code, word = ENDINGS[noted_signal() or signal.SIGINT]
         print(f"bayesrank: {word}", file=sys.stderr)
         return code
     except MemoryError:

@@ -852,8 +852,7 @@ def aggregate(
         value[key], raw, rules, written[key] = _name(table, column)
         checks += [_Check(column, raw, p, m) for p, m in rules]
     judges = {"judgements": ("judge_model",), "counts": ("judge", "judge_model")}.get(shape, ())
-    judge_column = by or next((c for c in judges if c in table.columns), None)
-    judge_column = judge_column if judge_column in table.columns else None
+    judge_column = by or next((c for c in judges if c in table.columns), None)   # (by: checked above)
     if judge_column:
         value["judge"], raw, rules, written["judge"] = _name(table, judge_column)
         checks += [_Check(judge_column, raw, p, m) for p, m in rules]

@@ -101,9 +101,9 @@ def record_folds(data: Comparisons, folds: int, random_seed: int) -> list[tuple[
     folds have (nearly) equal sizes, as a record-level KFold. Both parts keep the cells, items
     and judges of ``data`` (cells a part does not see are left out).
     """
-    if as_count(folds, 2) is None:
+    if (whole := as_count(folds, 2)) is None:
         raise ModelSpecError(f"folds must be an integer of at least 2, got {folds!r}.")
-    folds = as_count(folds, 2)
+    folds = whole
     counts = np.column_stack([data.wins_a, data.wins_b, data.ties, data.ties_bothbad])
     units = counts.round().astype(np.int64)
     if not np.allclose(units, counts):

@@ -305,9 +305,9 @@ class HJA(JudgeAware):
 
     def __post_init__(self):
         super().__post_init__()
-        if as_count(self.rank) is None:
+        if (rank := as_count(self.rank)) is None:
             raise ModelSpecError(f"rank must be a non-negative integer, got {self.rank!r}.")
-        object.__setattr__(self, "rank", as_count(self.rank))
+        object.__setattr__(self, "rank", rank)
 
     @property
     def n_factors(self) -> int:

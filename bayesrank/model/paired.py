@@ -388,9 +388,9 @@ class _TieFramework(_Thurstonian, Framework):
     def __post_init__(self):
         _check_k_cov(self.k_cov)
         object.__setattr__(self, "k_cov", None if self.k_cov is None else as_count(self.k_cov))
-        if as_count(self.k_tie) is None:
+        if (k_tie := as_count(self.k_tie)) is None:
             raise ModelSpecError(f"k_tie must be a non-negative integer, got {self.k_tie!r}.")
-        object.__setattr__(self, "k_tie", as_count(self.k_tie))
+        object.__setattr__(self, "k_tie", k_tie)
         if self.tie_intercept and self.k_tie == 0:
             raise ModelSpecError("tie_intercept only applies with k_tie > 0 (k_tie=0 is a single global threshold).")
 

@@ -38,7 +38,7 @@ import pandas as pd
 from bayesrank.data.bothbad import convention
 from bayesrank.data.matrices import battle_counts, win_fractions
 from bayesrank.errors import BayesrankError
-from bayesrank.output.text import html_text, markdown as md, terminal
+from bayesrank.output.text import html_text as _e, markdown as md, terminal
 from bayesrank.plots import arena as arena_plots, rankings as plots
 from bayesrank.report import sections as report_parts
 from bayesrank.results.estimates import dependence
@@ -399,10 +399,6 @@ def _table_md(df: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(md(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(md(_fmt(v)) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)
-
-
-def _e(text) -> str:
-    return html_text(text)
 
 
 def _slug(text: str) -> str:

@@ -17,7 +17,7 @@ import pandas as pd
 from bayesrank.data import bothbad
 from bayesrank.evaluation.goodness import goodness_of_fit
 from bayesrank.output.tables import csv_text
-from bayesrank.output.text import html_text
+from bayesrank.output.text import html_text as _e
 from bayesrank.results.fit import Fit
 from bayesrank.results.leaderboard import tie_groups
 from bayesrank.results.summary import has_elo
@@ -33,10 +33,6 @@ SORT_SCRIPT = (
     "v=parseFloat(q.getAttribute('data-v'));if(!isNaN(u)&&!isNaN(v)){return (u-v)*d;}"
     "return p.textContent.localeCompare(q.textContent)*d;});"
     "rows.forEach(function(r){b.appendChild(r);});});});});</script>")
-
-
-def _e(text) -> str:
-    return html_text(text)
 
 
 def data_rows(summary: dict, both_bad: str | None = None) -> pd.DataFrame:

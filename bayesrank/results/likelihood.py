@@ -57,10 +57,9 @@ def predicted_rates(tree: xr.DataTree) -> pd.DataFrame:
     n, m = d.totals, d.n_items
     win = np.bincount(d.a, n * p[:, 0], m) + np.bincount(d.b, n * p[:, 1], m)
     loss = np.bincount(d.a, n * p[:, 1], m) + np.bincount(d.b, n * p[:, 0], m)
-    tie = np.bincount(d.a, n * p[:, 2], m) + np.bincount(d.b, n * p[:, 2], m)
+    tie = (np.full(m, np.nan) if framework_of(tree).pseudo_likelihood else
+           np.bincount(d.a, n * p[:, 2], m) + np.bincount(d.b, n * p[:, 2], m))
     tot = np.bincount(d.a, n, m) + np.bincount(d.b, n, m)
-    if framework_of(tree).pseudo_likelihood:
-        tie = np.full(m, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         return pd.DataFrame({"pred_win_rate": win / tot, "pred_tie_rate": tie / tot, "pred_loss_rate": loss / tot},
                             index=pd.Index(d.items, name="name"))
