@@ -73,10 +73,10 @@ class _UsageError(Exception):
 
 
 def framework_from_text(text: str):
-    """The framework of a text spec (:func:`bayesrank.model.registry.framework_from_text`)."""
-    from bayesrank.model.registry import framework_from_text
+    """The framework of a text spec (:func:`bayesrank.model.registry.framework_from_spec`)."""
+    from bayesrank.model.registry import framework_from_spec
 
-    return framework_from_text(text)
+    return framework_from_spec(text)
 
 
 def _frameworks():

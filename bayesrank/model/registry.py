@@ -1,5 +1,5 @@
 """The frameworks by name (CLI ``--model`` and saved fits) and their reconstruction from a spec:
-a dict (:func:`framework_from_spec`, saved fits) or its text form (:func:`framework_from_text`, the CLI)."""
+a dict (saved fits) or its text form (the CLI), both by :func:`framework_from_spec`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ FRAMEWORKS: dict[str, type[Framework]] = {
 
 def framework_from_spec(spec: Mapping | str) -> Framework:
     """Rebuild a framework from :meth:`bayesrank.model.framework.Framework.spec` output, or from
-    the text form the CLI's ``--model`` takes (``"davidson:k_tie=1"``: :func:`framework_from_text`).
+    the text form the CLI's ``--model`` takes (``"davidson:k_tie=1"``: ``name[:option=value,...]``,
+    options the framework's fields, values parsed by their type).
 
     Raises
     ------
@@ -34,7 +35,7 @@ def framework_from_spec(spec: Mapping | str) -> Framework:
         A spec that is neither, an unknown framework name, options or priors.
     """
     if isinstance(spec, str):
-        return framework_from_text(spec)
+        return _from_text(spec)
     if not isinstance(spec, Mapping):
         raise ModelSpecError(f"a framework spec is a dict such as {{'framework': 'davidson', 'k_tie': 1}} or its "
                              f"text form 'davidson:k_tie=1', got {spec!r}.")
@@ -61,7 +62,7 @@ def framework_from_spec(spec: Mapping | str) -> Framework:
         raise ModelSpecError(f"invalid options for {name}: {err}.") from None
 
 
-def framework_from_text(text: str) -> Framework:
+def _from_text(text: str) -> Framework:
     """A framework from ``name[:option=value,...]``, the text form of a spec the CLI takes
     (``davidson:k_tie=1,tie_intercept=true``; ``random-effects:base=davidson``): options are the
     framework's fields, values parsed by their type.
@@ -96,7 +97,7 @@ def _parse_value(text: str, hint, item: str):
     if text.lower() in ("none", "null") and type(None) in typing.get_args(hint):
         return None
     if isinstance(hint, type) and issubclass(hint, Framework):   # the base of random effects
-        return framework_from_text(text)
+        return _from_text(text)
     if hint is bool:
         if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
             raise ModelSpecError(f"{item!r}: expected true or false.")
@@ -114,4 +115,4 @@ def _parse_value(text: str, hint, item: str):
     return text
 
 
-__all__ = ["FRAMEWORKS", "framework_from_spec", "framework_from_text"]
+__all__ = ["FRAMEWORKS", "framework_from_spec"]

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 import bayesrank as br
-from bayesrank.model.registry import FRAMEWORKS, framework_from_spec, framework_from_text
+from bayesrank.model.registry import FRAMEWORKS, framework_from_spec
 
 #: text form → the framework it means, one for every registered name, options away from the defaults
 TEXTS = {
@@ -33,7 +33,7 @@ def test_every_registered_framework_has_a_case():
 @pytest.mark.parametrize("text", sorted(TEXTS))
 def test_text_and_spec_rebuild_the_framework(text):
     framework = TEXTS[text]
-    assert framework_from_text(text) == framework
+    assert framework_from_spec(text) == framework
     assert framework_from_spec(framework.spec()) == framework
     own = dataclasses.replace(framework, priors=dataclasses.replace(framework.priors, score=1.25))
     again = framework_from_spec(own.spec())
@@ -53,7 +53,7 @@ def test_text_and_spec_rebuild_the_framework(text):
 ])
 def test_wrong_text_is_refused_naming_the_part(text, message):
     with pytest.raises(br.ModelSpecError, match=message):
-        framework_from_text(text)
+        framework_from_spec(text)
 
 
 def test_wrong_specs_are_refused():
