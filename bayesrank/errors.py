@@ -87,5 +87,29 @@ def as_count(value, least: int = 0) -> int | None:
     return int(value)
 
 
+def column_names(names, option: str) -> tuple[str, ...]:
+    """``names`` — one column name, a sequence of them, or None for none — as a tuple of
+    non-empty text, each given once. Every option of the package that names columns
+    (covariates, contrasts, clusters, GARS features and judge probabilities) is read by this one
+    rule, so a single name is never split into its letters and a repeated one never counted twice.
+
+    Raises
+    ------
+    DataError
+        A name that is not text or is empty, or a name given more than once, with ``option``
+        named.
+    """
+    if names is None:
+        return ()
+    given = (names,) if isinstance(names, str) else tuple(names)
+    if not all(isinstance(n, str) and n.strip() for n in given):
+        raise DataError(f"{option}= takes column names (text), got {names!r}.")
+    repeated = sorted({n for n in given if given.count(n) > 1})
+    if repeated:
+        raise DataError(f"{option}= names the column(s) {', '.join(map(repr, repeated))} more than once; "
+                        "give each column once.")
+    return given
+
+
 __all__ = ["BayesrankError", "DataError", "FitFileError", "ModelSpecError", "OutputError", "as_count",
-           "options_checked"]
+           "column_names", "options_checked"]

@@ -63,3 +63,28 @@ def test_integer_options_take_numpy_integers_and_keep_python_ints():
         json.loads(fw.spec_json())   # the spec of a fit's file: plain JSON
     with pytest.raises(br.ModelSpecError, match="k_tie must be a non-negative integer"):
         br.Davidson(k_tie=1.0)
+
+
+def test_every_column_option_reads_names_by_one_rule():
+    """bayesrank.errors.column_names: one name or several, each text, each once — through the
+    covariates, cluster and GARS features options alike (a single name is never split into its
+    letters)."""
+    import pandas as pd
+
+    from bayesrank.errors import column_names
+    from bayesrank.gars.dml.records import read_records
+    from bayesrank.gars.dml.simulate import simulator
+
+    assert column_names("user", "cluster") == ("user",)
+    assert column_names(["user", "prompt"], "cluster") == ("user", "prompt")
+    assert column_names(None, "cluster") == ()
+    frame = pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "x"], "winner": ["model_a"] * 3,
+                          "user": ["u", "v", "u"], "length": [1.0, 2.0, 3.0]})
+    for option in ("covariates", "cluster"):
+        with pytest.raises(br.DataError, match=rf"{option}= names the column\(s\) 'user' more than once"):
+            br.load(frame, **{option: ["user", "user"]})
+        with pytest.raises(br.DataError, match=rf"{option}= takes column names \(text\), got \[''\]"):
+            br.load(frame, **{option: [""]})
+    records = simulator("nonlinear_tie", K=3, p=2, judge_sigma=0.3, random_seed=1).records(60, random_seed=2)
+    one = read_records(records, features="x0")
+    assert one.feature_names == read_records(records, features=["x0"]).feature_names == ("x0",)

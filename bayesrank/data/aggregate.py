@@ -68,7 +68,7 @@ import pandas as pd
 from bayesrank.data import bothbad
 from bayesrank.data.clusters import Clusters
 from bayesrank.data.names import column_key, name_warnings, normalised_sql, stripped_sql
-from bayesrank.errors import DataError
+from bayesrank.errors import DataError, column_names
 
 #: Outcome labels of Chatbot Arena battle records (column ``winner``).
 BATTLE_OUTCOMES = ("model_a", "model_b", "tie", "tie (bothbad)")
@@ -1045,11 +1045,7 @@ NOTE_DUPLICATES = "records repeating an earlier record (duplicates)"
 
 def _column_list(names, kind: str, table: Table, where: str) -> list[str]:
     """Covariate or contrast column names, each once and present in the table."""
-    names = [names] if isinstance(names, str) else list(names)
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise DataError(f"{kind} column(s) {', '.join(map(repr, repeated))} given more than once; list each "
-                        "column once.")
+    names = list(column_names(names, f"{kind}s"))
     missing = [c for c in names if c not in table.columns]
     if missing:
         raise DataError(f"{kind} column(s) {', '.join(repr(c) for c in missing)} not found{where} "

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesrank.errors import DataError
+from bayesrank.errors import DataError, column_names
 
 #: Most cluster columns at once: one-way or two-way clustering (Cameron, Gelbach & Miller 2011).
 MAX_COLUMNS = 2
@@ -38,17 +38,10 @@ def cluster_columns(cluster, what: str = "cluster") -> tuple[str, ...]:
     DataError
         More than :data:`MAX_COLUMNS` columns, a column named twice, or a name that is not text.
     """
-    if cluster is None:
-        return ()
-    names = (cluster,) if isinstance(cluster, str) else tuple(cluster)
-    if not all(isinstance(n, str) and n.strip() for n in names):
-        raise DataError(f"{what}= takes column names (text), got {cluster!r}.")
-    names = tuple(n.strip() for n in names)
+    names = column_names(cluster, what)
     if len(names) > MAX_COLUMNS:
         raise DataError(f"{what}= takes one column (one-way clustering) or two (two-way), got {len(names)}: "
                         f"{', '.join(names)}.")
-    if len(set(names)) < len(names):
-        raise DataError(f"{what}= names the column {names[0]!r} twice; give it once.")
     return names
 
 

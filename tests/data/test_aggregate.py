@@ -174,7 +174,7 @@ def test_covariate_names_with_quotes_and_repeats():
                           'len "a"': [1.0, 2.0, 3.0], "it's": [1.0, 1.0, 2.0]})
     data = br.load(frame, covariates=['len "a"', "it's"])
     assert data.covariate_names == ('len "a"', "it's") and data.covariates.shape == (3, 2)
-    with pytest.raises(br.DataError, match="given more than once"):
+    with pytest.raises(br.DataError, match=r"covariates= names the column\(s\) \"it's\" more than once"):
         br.load(frame, covariates=["it's", "it's"])
     with pytest.raises(br.DataError, match="both covariates and contrasts"):
         br.load(frame, covariates=["it's"], contrasts=["it's"])

@@ -36,7 +36,7 @@ import pandas as pd
 from bayesrank.data.aggregate import names_as_text
 from bayesrank.data.bundled import DATASETS, dataset_path
 from bayesrank.data.files import read_frame
-from bayesrank.errors import DataError
+from bayesrank.errors import DataError, column_names
 
 #: Accepted spellings of each outcome category (index = category).
 WINNERS = (("model_a", "a"), ("model_b", "b"), ("tie", "c"), ("tie (bothbad)", "bothbad", "both bad"))
@@ -103,8 +103,8 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
     data : DataFrame, str or Path
         The table, a CSV / Parquet / JSON / JSONL file of it, or the name of a bundled dataset
         (:func:`bundled_records`).
-    features, judge_probs : sequence of str
-        Column names.
+    features, judge_probs : str or sequence of str
+        Column names (one name or several, each once: :func:`bayesrank.errors.column_names`).
     context : str
         Context id column; when absent every row is its own context.
     propensity : str, optional
@@ -122,11 +122,7 @@ def read_records(data, *, features: Sequence[str] = (), judge_probs: Sequence[st
         data, context = bundled_records(data), "context"
     frame = data if isinstance(data, pd.DataFrame) else read_frame(Path(data), format)
     source = "the records" if isinstance(data, pd.DataFrame) else str(data)
-    features, judge_probs = list(features), list(judge_probs)
-    for kind, names in (("features", features), ("judge_probs", judge_probs)):
-        repeated = sorted({c for c in names if names.count(c) > 1})
-        if repeated:
-            raise DataError(f"{kind} names the column(s) {repeated} more than once; give each once.")
+    features, judge_probs = list(column_names(features, "features")), list(column_names(judge_probs, "judge_probs"))
     wanted = ["model_a", "model_b", *features, *judge_probs] + ([propensity] if propensity else [])
     missing = [c for c in wanted if c not in frame.columns]
     if "winner" not in frame.columns and not judge_probs:

@@ -33,7 +33,7 @@ def test_judge_probabilities_and_the_propensity_clip_are_checked(tmp_path):
     from bayesrank.gars.dml.simulate import simulator
 
     frame = simulator("nonlinear_tie", K=3, p=2, judge_sigma=0.3, random_seed=1).records(120, random_seed=2)
-    with pytest.raises(br.DataError, match=r"judge_probs names the column\(s\) \['judge_a'\] more than once"):
+    with pytest.raises(br.DataError, match=r"judge_probs= names the column\(s\) 'judge_a' more than once"):
         read_records(frame, features=["x0"], judge_probs=["judge_a", "judge_b", "judge_a"])
     bad = frame.assign(judge_a=frame["judge_a"].astype(object))
     bad.loc[bad.index[3], "judge_a"] = "high"
