@@ -147,3 +147,33 @@ def simulate_battles(scores, n, rng, *, models=None, eta=-1.0, beta=None, judges
     else:
         out["winner"] = np.array(["model_a", "model_b", "tie"])[outcome]
     return pd.DataFrame(out)
+
+
+def terminal_bytes(argv, *, env=None, timeout=300) -> tuple[int, bytes]:
+    """Run ``argv`` with stdin, stdout and stderr on a new pseudo-terminal (its size left unset,
+    0 × 0, as under ``script`` or a bare pty); its return code and every byte it wrote there."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    chunks, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 1.0)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(leader)
+    return proc.returncode, b"".join(chunks)

@@ -299,7 +299,6 @@ def test_provisional_command_names_the_battles(capsys, saved_small_fit):
 def test_a_signal_python_cannot_raise_ends_the_run_without_a_traceback(capsys, monkeypatch):
     """SIGTERM arriving inside a weak-reference callback (where Python can only report an exception,
     "Exception ignored ... Traceback") ends the run with 143 and one line, and nothing else."""
-    import os
     import signal
     import weakref
 
@@ -353,7 +352,7 @@ def test_nuts_options_with_map_are_refused_not_ignored(capsys):
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 def test_csv_printed_on_a_terminal_cannot_drive_it(tmp_path):
     """A CSV on a terminal shows a name's escape sequences as text; piped, it stays the data's."""
-    import pty
+    from tests.conftest import terminal_bytes
 
     path = tmp_path / "term.csv"
     rows = ["model_a,model_b,winner"] + [f"{a},{b},{w}" for a, b, w in
@@ -361,19 +360,7 @@ def test_csv_printed_on_a_terminal_cannot_drive_it(tmp_path):
                                            ("fine", "\x1b[31mred", "model_b"), ("ok", "\x1b[31mred", "model_a")]]
     path.write_text("\n".join(rows) + "\n")
     argv = [sys.executable, "-m", "bayesrank.cli", "fit", str(path), "--model", "bt", "--format", "csv"]
-    primary, secondary = pty.openpty()
-    with subprocess.Popen(argv, stdout=secondary, stderr=subprocess.DEVNULL) as proc:
-        os.close(secondary)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-    os.close(primary)
-    assert proc.returncode == 0 and b"\x1b" not in out and b"\\x1b[31mred" in out
+    returncode, out = terminal_bytes(argv)
+    assert returncode == 0 and b"\x1b" not in out and b"\\x1b[31mred" in out
     piped = subprocess.run(argv, capture_output=True, check=True).stdout
     assert b"\x1b[31mred" in piped

@@ -3,12 +3,8 @@ pipelines unless asked for, and on every long job; compare refuses incomparable 
 it samples."""
 
 import os
-import pty
 import re
-import select
-import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,7 +17,7 @@ from bayesrank.evaluation.compare import check_comparable, compare
 from bayesrank.evaluation.selection import select_rank
 from bayesrank.report import Report
 from bayesrank.runtime import progress
-from tests.conftest import simulate_counts
+from tests.conftest import simulate_counts, terminal_bytes
 
 BAYESRANK = [sys.executable, "-m", "bayesrank.cli"]
 NUTS = ["--method", "nuts", "--draws", "100", "--tune", "100", "--chains", "2", "--seed", "1"]
@@ -33,30 +29,12 @@ def in_terminal(args, timeout=300) -> str:
     """Everything ``bayesrank ARGS`` writes to a pseudo-terminal (stdout and stderr both), as a
     terminal shows it without escape sequences. The terminal's size is left unset (0 × 0), as
     under ``script`` or a bare pty, the hardest case for a progress bar."""
-    leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "PYTHONUNBUFFERED": "1"}
     env.pop("CI", None)  # numpyro hides its bar under CI or pytest-xdist; a user's terminal has neither
     env.pop("PYTEST_XDIST_WORKER", None)
-    proc = subprocess.Popen([*BAYESRANK, *args], stdin=follower, stdout=follower, stderr=follower, env=env,
-                            close_fds=True)
-    os.close(follower)
-    chunks, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 1.0)
-        if ready:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(leader)
-    text = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r", "\n")
-    assert proc.returncode == 0, text[-2000:]
+    returncode, written = terminal_bytes([*BAYESRANK, *args], env=env, timeout=timeout)
+    text = ANSI.sub("", written.decode("utf-8", "replace")).replace("\r", "\n")
+    assert returncode == 0, text[-2000:]
     return text
 
 
