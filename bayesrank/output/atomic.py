@@ -130,17 +130,19 @@ class Claim:
         return self
 
     def _check_target(self, target: Path) -> None:
+        """Refuse a target that is a folder, not a regular file, or an input of this run (one stat)."""
         try:
-            folder = target.is_dir()
-            found = os.stat(target) if os.path.exists(target) else None
+            found = os.stat(target)
+        except (FileNotFoundError, NotADirectoryError):  # nothing there yet (making its folder names what is in
+            return                                         # the way: a file, a link to nothing)
         except OSError as err:
             raise output_error(target, err) from None
-        if folder:
+        if stat.S_ISDIR(found.st_mode):
             raise OutputError(f"{target} is a folder; choose another output name.")
-        if found is not None and not stat.S_ISREG(found.st_mode):
+        if not stat.S_ISREG(found.st_mode):
             raise OutputError(f"{target} is not a regular file (a device, a pipe or a socket); it is never "
                               "replaced, even with --force: choose another output name.")
-        if found is not None and _identity(found) in _INPUTS:
+        if _identity(found) in _INPUTS:
             raise OutputError(f"{target} is an input this run read; it is never replaced, even with --force: "
                               "choose another output name.")
 
