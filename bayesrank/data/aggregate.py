@@ -17,8 +17,8 @@ Typing rules (the same for every source):
   numeric column) keeps its exact text: whole numbers of an integer type (any width) or a JSON
   integer literal keep every digit; a floating-point number is written without decimals when
   it is whole (``1`` and ``1.0`` are both ``"1"``), otherwise in the shortest form that reads
-  back as the same number *of its own precision* (a float32 ``3.3`` is ``"3.3"``); a decimal
-  keeps its digits without trailing zeros. A floating-point name at or beyond 2⁵³ (float32:
+  back as the same number *of its own precision* (a float32 ``3.3`` is ``"3.3"``, a float16
+  ``0.1`` ``"0.1"``); a decimal keeps its digits without trailing zeros. A floating-point name at or beyond 2⁵³ (float32:
   2²⁴), where neighbouring whole numbers are the same float, is refused: ids stored as floats
   (a pandas integer column with a missing value) may already have been merged; store them
   as integers or text. NaN in a floating-point name column is a missing name. Booleans,
@@ -470,16 +470,26 @@ def table_from_frame(con, frame, source: str = "") -> Table:
                                 "are text or real numbers.")
             if isinstance(column.dtype, pd.CategoricalDtype):
                 column = frame[key] = column.astype(object)
-            if column.dtype == object:
+            if column.dtype == np.float16:
+                frame[key] = pd.Series(_half_as_json(column.to_numpy()), index=column.index, dtype=object)
+            elif column.dtype == object:
                 frame[key] = _json_values(column)
         json_cols = {k for k in names if frame[k].dtype == object}
     else:
+        import pyarrow as pa
+
         names = _check_names(list(frame.schema.names), _where(source))
         if not names:
             raise DataError(f"no comparisons{_where(source)}: the table has no columns.")
-        json_cols = set()
         if hasattr(frame, "rename_columns"):
             frame = frame.rename_columns(list(names))
+        json_cols = {k for k, kind in zip(names, frame.schema.types) if kind == pa.float16()}
+        if json_cols:  # (a reader of batches is read whole to replace them)
+            frame = frame.read_all() if hasattr(frame, "read_all") else frame
+            for k in json_cols:
+                i = frame.schema.get_field_index(k)
+                values = frame.column(i).to_numpy(zero_copy_only=False)
+                frame = frame.set_column(i, k, pa.array(_half_as_json(values), type=pa.string()))
     view = f"frame_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
     try:
         con.register(view, frame)
@@ -490,6 +500,18 @@ def table_from_frame(con, frame, source: str = "") -> Table:
     select, types = _plain_columns({k: ((f"{_q(k)}::JSON", "JSON") if k in json_cols else (_q(k), str(t)))
                                     for k, t in zip(names, rel.types)})
     return Table(con, f"SELECT {select} FROM {view}", types, source, keep=[frame])
+
+
+def _half_as_json(values: np.ndarray) -> list[str | None]:
+    """Half-precision floats as JSON numbers of their own shortest text (``0.1``, not the
+    ``0.099975586`` of the float32 DuckDB would widen them to), so that a name keeps its text and a
+    count or covariate its value by the rules of JSON records; NaN → null, ±∞ → text (refused as a
+    count, read as text as a name)."""
+    out: list[str | None] = []
+    for value in np.asarray(values, dtype=np.float16):
+        text = str(value)
+        out.append(None if np.isnan(value) else json.dumps(text) if np.isinf(value) else text)
+    return out
 
 
 def _json_values(series: pd.Series) -> pd.Series:

@@ -79,6 +79,22 @@ def test_float32_and_float64_examples():
     assert br.load(f64).items == ("0.10000000149011612", "2.5", "3.299999952316284")  # what float64 holds
 
 
+def test_half_precision_names_and_numbers_keep_their_own_text():
+    """float16 (pandas, Arrow) has no DuckDB type: names are its own shortest text, counts and
+    covariates its numbers, and a missing value is missing — never float32's digits."""
+    half = pd.DataFrame({"model_a": np.array([0.1, 0.2, 3.0], dtype=np.float16),
+                         "model_b": np.array([0.2, 3.0, 0.1], dtype=np.float16),
+                         "winner": ["model_a", "model_b", "tie"],
+                         "length": np.array([1.5, 2.25, 0.5], dtype=np.float16)})
+    for source in (half, pa.table(half)):
+        data = br.load(source, covariates=["length"])
+        assert data.items == ("0.1", "0.2", "3"), type(source)
+        assert sorted(data.covariates.ravel()) == [0.5, 1.5, 2.25]
+    gap = half.assign(model_a=np.array([np.nan, 0.2, 3.0], dtype=np.float16))
+    with pytest.raises(br.DataError, match=r"record 0: column 'model_a' is missing or empty"):
+        br.load(gap)
+
+
 @pytest.mark.parametrize("value", [2.0**53, 1e17, -2.0**60])
 def test_floating_point_ids_beyond_2_53_are_refused(value):
     frame = pd.DataFrame({"model_a": [value, 1.0], "model_b": [2.0, 3.0], "winner": ["model_a", "tie"]})
