@@ -1,10 +1,27 @@
 """Shared fixtures: the bundled data, small simulated sets and a NumPy reference likelihood."""
 
+import signal
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import bayesrank as br
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """Every test leaves the process's SIGINT and SIGTERM handlers as it found them: the CLI and
+    the output writer install their own only while they run, so a program that calls them keeps
+    its own Ctrl-C."""
+    watched = (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.getsignal(s) for s in watched}
+    yield
+    changed = {signal.Signals(s).name: (before[s], signal.getsignal(s)) for s in watched
+               if signal.getsignal(s) != before[s]}
+    for s in watched:
+        signal.signal(s, before[s])  # restored for the next test, whatever this one did
+    assert not changed, f"the test left signal handlers changed (before, after): {changed}"
 
 
 @pytest.fixture(scope="session")
