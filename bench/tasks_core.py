@@ -224,20 +224,36 @@ EVERYDAY = (
 )
 
 
-def task_everyday(repeats: int = 9) -> dict:
+#: What ``task_everyday(backend=...)`` compiles the engine's functions with: the engine's own one
+#: mode, or PyTensor's default mode (numba in PyTensor 3) put in its place in the bench process only —
+#: a measurement of what a compiled backend would change, not a setting of the package.
+BACKENDS = ("engine", "pytensor-default")
+
+
+def task_everyday(repeats: int = 9, backend: str = "engine") -> dict:
     """Warm MAP fits with default intervals of the everyday models, the same loop in every variant
     (``current`` and ``baseline``: run.py interleaves the variants' processes): median and minimum
-    of ``repeats`` fits after :func:`_warm_up_fits`, and each fit's NLL."""
+    of ``repeats`` fits after :func:`_warm_up_fits`, each fit's NLL, and each model's first fit in
+    the process (building and compiling, or loading compiled code from PyTensor's cache)."""
     import bayesrank as br
 
-    out = {"variant": "baseline" if BASELINE else "current", "models": {}}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}")
+    if backend == "pytensor-default":
+        import pytensor
+
+        from bayesrank.inference import backend as engine_backend
+
+        engine_backend.mode = lambda: pytensor.compile.mode.get_default_mode()
+    out = {"variant": "baseline" if BASELINE else "current", "backend": backend, "models": {}}
     for name, spec, dataset in EVERYDAY:
         fw, data = eval(f"br.{spec}"), br.load(dataset)  # noqa: S307 - our own table above
-        for _ in range(_warm_up_fits()):
+        first, fit = timed(lambda: br.fit(fw, data))
+        for _ in range(_warm_up_fits() - 1):
             fit = br.fit(fw, data)
         times = [timed(lambda: br.fit(fw, data))[0] for _ in range(repeats)]
         out["models"][name] = {"spec": spec, "dataset": dataset, "seconds": summary(times), "nll": fit.nll,
-                               "converged": bool(fit.converged)}
+                               "first_seconds": first, "converged": bool(fit.converged)}
     return out
 
 
@@ -550,6 +566,8 @@ SUITE = [
     {"task": "processes", "args": {"later": 5}, "timeout": 7200, "quick": True},
     {"task": "warm", "args": {"repeats": 15}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     {"task": "everyday", "args": {"repeats": 9}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
+    # what a compiled backend would change (issue 43): PyTensor's default mode in the engine's place
+    {"task": "everyday", "args": {"repeats": 9, "backend": "pytensor-default"}, "variants": ["current"], "repeats": 2},
     *({"task": "scaling", "args": {"m": m}, "timeout": 3600, "quick": m <= 2000} for m in (20, 100, 500, 2000, 5000, 10000)),
     # the default framework (ties as halves: sandwich intervals) on the same counts, beside Wald
     *({"task": "scaling", "args": {"m": m, "ties": "half"}, "timeout": 3600, "quick": m == 2000} for m in (2000, 10000)),
@@ -678,8 +696,23 @@ def report(results: dict) -> list[str]:
                       f"{r['min_ess_tail_all']:.0f}", f"{r['max_rhat_all']:.4f}", r["divergences"],
                       fmt((r.get("load_average") or [None])[0], "{:.1f}")) for r in nuts])
     every = results.get("everyday") or {}
-    cur = [r for r in every.get("current", []) if "error" not in r]
+    cur = [r for r in every.get("current", []) if "error" not in r and r.get("backend", "engine") == "engine"]
     base = [r for r in every.get("baseline", []) if "error" not in r]
+    other = [r for r in every.get("current", []) if "error" not in r and r.get("backend") == "pytensor-default"]
+    if cur and other:
+        rows = []
+        for name in cur[-1]["models"]:
+            now, comp = (median(rs, "models", name, "seconds", "median") for rs in (cur, other))
+            firsts = [r["models"][name].get("first_seconds") for r in other]
+            rows.append((name, f"{now * 1000:.1f} ms", f"{comp * 1000:.1f} ms", f"{comp / now:.2f}×",
+                         " / ".join(f"{t:.1f} s" for t in firsts if t is not None),
+                         f"{cur[-1]['models'][name]['nll']:.10f}", f"{other[-1]['models'][name]['nll']:.10f}"))
+        lines += _table("Everyday models, warm MAP: the engine's one mode (PyTensor's VM on NumPy) against "
+                        "PyTensor's default mode (numba) put in its place in the bench process; the first fit "
+                        "in each process of the default mode, per process in order (the first from an empty "
+                        "compile cache when the run gave one)",
+                        ("model", "engine", "PyTensor default", "default / engine", "first fit (default mode)",
+                         "NLL engine", "NLL default"), rows)
     if cur:
         rows = []
         for name in cur[-1]["models"]:
