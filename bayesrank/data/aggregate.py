@@ -18,10 +18,10 @@ Typing rules (the same for every source):
   integer literal keep every digit; a floating-point number is written without decimals when
   it is whole (``1`` and ``1.0`` are both ``"1"``), otherwise in the shortest form that reads
   back as the same number *of its own precision* (a float32 ``3.3`` is ``"3.3"``, a float16
-  ``0.1`` ``"0.1"``); a decimal keeps its digits without trailing zeros. A floating-point name at or beyond 2⁵³ (float32:
-  2²⁴), where neighbouring whole numbers are the same float, is refused: ids stored as floats
-  (a pandas integer column with a missing value) may already have been merged; store them
-  as integers or text. NaN in a floating-point name column is a missing name. Booleans,
+  ``0.1`` ``"0.1"``); a decimal keeps its digits without trailing zeros. A floating-point name
+  at or beyond 2⁵³ (float32: 2²⁴), where neighbouring whole numbers are the same float, is
+  refused: ids stored as floats (a pandas integer column with a missing value) may already
+  have been merged; store them as integers or text. NaN in a floating-point name column is a missing name. Booleans,
   lists, objects, infinities, empty names and names containing a NUL character are refused.
 * **counts** are non-negative whole numbers no larger than 2⁵³ (every such count is exact in
   the likelihood's floating point); booleans, text that is not a number, NaN, infinities and
