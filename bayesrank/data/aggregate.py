@@ -21,8 +21,9 @@ Typing rules (the same for every source):
   ``0.1`` ``"0.1"``); a decimal keeps its digits without trailing zeros. A floating-point name
   at or beyond 2⁵³ (float32: 2²⁴), where neighbouring whole numbers are the same float, is
   refused: ids stored as floats (a pandas integer column with a missing value) may already
-  have been merged; store them as integers or text. NaN in a floating-point name column is a missing name. Booleans,
-  lists, objects, infinities, empty names and names containing a NUL character are refused.
+  have been merged; store them as integers or text. NaN in a floating-point name column is a
+  missing name. Booleans, lists, objects, infinities, empty names and names containing a NUL
+  character are refused.
 * **counts** are non-negative whole numbers no larger than 2⁵³ (every such count is exact in
   the likelihood's floating point); booleans, text that is not a number, NaN, infinities and
   complex numbers are refused. Text that spells a number ("3") is read as that number (CSV
@@ -471,7 +472,7 @@ def table_from_frame(con, frame, source: str = "") -> Table:
             if isinstance(column.dtype, pd.CategoricalDtype):
                 column = frame[key] = column.astype(object)
             if column.dtype == np.float16:
-                frame[key] = pd.Series(_half_as_json(column.to_numpy()), index=column.index, dtype=object)
+                frame[key] = _half_as_json(column.to_numpy(), column.index)
             elif column.dtype == object:
                 frame[key] = _json_values(column)
         json_cols = {k for k in names if frame[k].dtype == object}
@@ -489,7 +490,7 @@ def table_from_frame(con, frame, source: str = "") -> Table:
             for k in json_cols:
                 i = frame.schema.get_field_index(k)
                 values = frame.column(i).to_numpy(zero_copy_only=False)
-                frame = frame.set_column(i, k, pa.array(_half_as_json(values), type=pa.string()))
+                frame = frame.set_column(i, k, pa.array(_half_as_json(values), type=pa.string(), from_pandas=True))
     view = f"frame_{len(con.execute('SELECT * FROM duckdb_views()').fetchall())}"
     try:
         con.register(view, frame)
@@ -502,16 +503,13 @@ def table_from_frame(con, frame, source: str = "") -> Table:
     return Table(con, f"SELECT {select} FROM {view}", types, source, keep=[frame])
 
 
-def _half_as_json(values: np.ndarray) -> list[str | None]:
+def _half_as_json(values: np.ndarray, index=None) -> pd.Series:
     """Half-precision floats as JSON numbers of their own shortest text (``0.1``, not the
     ``0.099975586`` of the float32 DuckDB would widen them to), so that a name keeps its text and a
-    count or covariate its value by the rules of JSON records; NaN → null, ±∞ → text (refused as a
-    count, read as text as a name)."""
-    out: list[str | None] = []
-    for value in np.asarray(values, dtype=np.float16):
-        text = str(value)
-        out.append(None if np.isnan(value) else json.dumps(text) if np.isinf(value) else text)
-    return out
+    count or covariate its value by the rules of JSON records: each value is the Python float its
+    shortest text reads as, written by :func:`_json_values` (NaN → null, ±∞ → text)."""
+    floats = [float(str(v)) for v in np.asarray(values, dtype=np.float16)]
+    return _json_values(pd.Series(floats, index=index, dtype=object))
 
 
 def _json_values(series: pd.Series) -> pd.Series:

@@ -91,8 +91,9 @@ def test_half_precision_names_and_numbers_keep_their_own_text():
         assert data.items == ("0.1", "0.2", "3"), type(source)
         assert sorted(data.covariates.ravel()) == [0.5, 1.5, 2.25]
     gap = half.assign(model_a=np.array([np.nan, 0.2, 3.0], dtype=np.float16))
-    with pytest.raises(br.DataError, match=r"record 0: column 'model_a' is missing or empty"):
-        br.load(gap)
+    for source in (gap, pa.table(gap)):
+        with pytest.raises(br.DataError, match=r"record 0: column 'model_a' is missing or empty"):
+            br.load(source)
 
 
 @pytest.mark.parametrize("value", [2.0**53, 1e17, -2.0**60])
