@@ -15,6 +15,12 @@ range; the nearest point otherwise — a zero-sum constraint over more items, sa
 :class:`WarmStart` is what a NUTS fit reuses (:func:`~bayesrank.inference.nuts.fit_nuts`): the
 point the whitening's maximum-likelihood fit starts from, a starting point per chain, and draws
 whose spread in the new whitened coordinates gives the sampler its mass matrix.
+
+A model that contains a simpler one (:meth:`Framework.nested
+<bayesrank.model.framework.Framework.nested>`: a Thurstonian covariance added to Bradley–Terry,
+Rao–Kupper or Davidson) starts from that model's maximum-likelihood estimate, placed in its own
+variables (:func:`model_start`): a continuation, because the larger model's log-likelihood is not
+concave and which maximum a run reaches depends on where it starts.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from bayesrank.errors import ModelSpecError
-from bayesrank.inference.structure import Bound
+from bayesrank.inference.optimize import maximise
+from bayesrank.inference.structure import Bound, structure_of
 
 #: Saved draws used at most to estimate the mass matrix of a warm-started sampler (evenly spaced).
 MASS_DRAWS = 256
@@ -54,18 +61,38 @@ class WarmStart:
     draws: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
+def model_start(bound: Bound) -> np.ndarray:
+    """The model's own starting θ: for a framework with a nested model (:meth:`Framework.nested
+    <bayesrank.model.framework.Framework.nested>`), that model's maximum-likelihood estimate on the
+    same data (itself started by this rule) placed by :meth:`~bayesrank.model.framework.Framework.from_nested`;
+    otherwise the framework's starting values (``bound.x0``). When the nested fit does not end at a
+    finite point (its MLE does not exist), the framework's starting values.
+    """
+    framework = bound.structure.framework
+    nested = framework.nested()
+    if nested is None:
+        return bound.x0
+    inner = structure_of(nested, bound.data).bind(bound.data)
+    theta = maximise(inner, model_start(inner)).theta
+    if not np.all(np.isfinite(theta)):
+        return bound.x0
+    values = framework.from_nested(inner.natural(theta))
+    return bound.structure.natural.theta_for(values, bound.x0)
+
+
 def starting_theta(bound: Bound, init) -> np.ndarray:
-    """θ to start from: the model's own start (``init`` None), ``init`` itself (an array of
-    θ), or the natural variables ``init`` names mapped to θ (see the module docstring).
+    """θ to start from: the model's own start (``init`` None: :func:`model_start`), ``init``
+    itself (an array of θ), or the natural variables ``init`` names mapped to θ, entries left out
+    or NaN at the framework's starting values (see the module docstring).
 
     Raises
     ------
     ModelSpecError
         ``init`` is an array of the wrong length, or gives a variable in the wrong shape.
     """
-    x0 = bound.x0
     if init is None:
-        return x0
+        return model_start(bound)
+    x0 = bound.x0
     if not isinstance(init, Mapping):
         theta = np.asarray(init, dtype=float)
         if theta.shape != x0.shape:
@@ -112,4 +139,4 @@ def whitened_starts(bound: Bound, warm: WarmStart, theta: np.ndarray, factor: np
     return starts, inverse_mass
 
 
-__all__ = ["MASS_DRAWS", "WarmStart", "starting_theta", "whitened_starts"]
+__all__ = ["MASS_DRAWS", "WarmStart", "model_start", "starting_theta", "whitened_starts"]

@@ -214,6 +214,18 @@ class Framework:
         """Data-dependent starting values of model variables for MAP (default: none)."""
         return {}
 
+    def nested(self) -> Framework | None:
+        """A simpler model this one contains, whose maximum-likelihood estimate is where this
+        model's MAP starts (placed by :meth:`from_nested`; :func:`bayesrank.inference.warm.model_start`),
+        or None (the default): then the start is :meth:`initial_values`. Worth stating for a
+        log-likelihood that is not concave, where the start decides which maximum a fit reaches."""
+        return None
+
+    def from_nested(self, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The natural variables of this model at the :meth:`nested` model's ``values`` (variables
+        left out start at :meth:`initial_values`); only called when :meth:`nested` is not None."""
+        raise NotImplementedError(f"{self.label} has no nested model")
+
     def boundaries(self, data: Comparisons, values: Mapping[str, np.ndarray]) -> list[str]:
         """The boundaries of the parameter space that ``values`` sit at, where the likelihood's supremum
         can be approached without being attained, each in a few words that name the items (two

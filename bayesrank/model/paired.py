@@ -31,7 +31,7 @@ Examples
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -121,6 +121,25 @@ def _initial_values(framework, data):
     if framework.k_cov is None:
         return {"score": pair_logit_scores(data)} if framework.link in LOG_CONCAVE else {}
     return {"score_raw": 2**0.5 * empirical_scores(data)}
+
+
+def _nested(framework):
+    """Σ = D (k_cov = 0) contains the model without covariance (D = I/2 reproduces its
+    likelihood), whose log-likelihood is concave: its MLE is where the fit starts. With loadings
+    (k_cov ≥ 1) there is none: their gradient vanishes at Λ = 0, so Σ = D's estimate is no start
+    for them, and from it the fit ends lower on Table D.1's arena models than from its own start
+    (``bench/results/nested-starts.md``)."""
+    return replace(framework, k_cov=None) if framework.k_cov == 0 else None
+
+
+def _from_nested(framework, values):
+    """The estimate of the model without covariance in Σ = D's variables: μ̃ = √2 x and t = 1,
+    so that s̃_ab = 2 and z_ab = x_a − x_b (the same likelihood); tie and style variables as they
+    are."""
+    score = np.asarray(values["score"], dtype=float)
+    out = {name: value for name, value in values.items() if name != "score"}
+    out.update(score_raw=2**0.5 * score, cov_t=np.ones_like(score))
+    return out
 
 
 #: An item's raw Thurstonian dispersion R_a² = t_a² + ‖λ̃_a − λ̄‖² (:func:`_dispersions`) counts as run out
@@ -255,6 +274,12 @@ class _Thurstonian:
 
     def initial_values(self, data):
         return _initial_values(self, data)
+
+    def nested(self):
+        return _nested(self)
+
+    def from_nested(self, values):
+        return _from_nested(self, values)
 
     def boundaries(self, data, values):
         return _boundaries(self, data, values)

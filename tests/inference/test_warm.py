@@ -5,8 +5,9 @@ import pytest
 
 import bayesrank as br
 from bayesrank.inference.map import fit_map
+from bayesrank.inference.optimize import loglik_gradient
 from bayesrank.inference.structure import structure_of
-from bayesrank.inference.warm import starting_theta
+from bayesrank.inference.warm import model_start, starting_theta
 from tests.conftest import simulate_counts
 
 
@@ -44,3 +45,16 @@ def test_wrong_shapes_are_refused(data):
         fit_map(framework, data, init={"score": np.zeros(3)})
     with pytest.raises(br.ModelSpecError, match="free coordinates"):
         fit_map(framework, data, init=np.zeros(2))
+
+
+def test_a_model_with_a_nested_one_starts_at_its_estimate(data):
+    """Σ = D starts where the model without covariance has its MLE, so its fit is never below it."""
+    framework = br.RaoKupper(k_tie=1, k_cov=0)
+    prepared = framework.prepare(data)
+    bound = structure_of(framework, prepared).bind(prepared)
+    nested = fit_map(framework.nested(), data)
+    start = model_start(bound)
+    assert loglik_gradient(bound, start)[0] == pytest.approx(float(nested["estimate"]["loglik"]), rel=1e-12)
+    assert np.array_equal(starting_theta(bound, None), start)
+    fitted = fit_map(framework, data)
+    assert float(fitted["estimate"]["loglik"]) >= float(nested["estimate"]["loglik"])

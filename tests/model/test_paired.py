@@ -142,6 +142,25 @@ def test_map_is_identified_and_reported(small):
     assert fit.nll <= br.fit(br.Davidson(k_tie=0, k_cov=0), small).nll + 1e-9
 
 
+@pytest.mark.parametrize("framework", [br.BradleyTerry(ties="drop", k_cov=0), br.RaoKupper(k_tie=1, k_cov=0),
+                                       br.Davidson(k_cov=0)], ids=lambda f: f.label)
+def test_sigma_d_contains_the_model_without_covariance(small, framework):
+    """At :meth:`from_nested` of any point of the model without covariance, Σ = D gives every cell
+    the same probabilities: the nested model's estimate is a point of this one, no lower."""
+    nested = framework.nested()
+    assert nested.k_cov is None
+    inner, theta, _ = _values_at(nested, small, 3)
+    bound = structure_of(framework, framework.prepare(small)).bind(framework.prepare(small))
+    placed = bound.structure.natural.theta_for(framework.from_nested(inner.natural(theta)), bound.x0)
+    assert np.allclose(bound.log_probs(placed), inner.log_probs(theta), rtol=1e-12, atol=1e-12)
+
+
+def test_only_sigma_d_states_a_nested_model():
+    assert br.Davidson().nested() is None
+    assert br.Davidson(k_cov=2).nested() is None
+    assert br.Davidson(k_cov=0).nested() == br.Davidson()
+
+
 def test_the_loading_chart_has_no_edge(small):
     """A loading column's diagonal entry L_jj is a free real coordinate: negating a whole column of L
     (its diagonal and off-diagonal coordinates) is the same ΛΛᵀ and likelihood, and at L_jj = 0 the
