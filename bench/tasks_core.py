@@ -43,24 +43,25 @@ def _child(cmd, env) -> dict:
             "stderr": proc.stderr[-2000:] if proc.returncode else ""}
 
 
-def task_processes(precompile: bool = False, later: int = 5, leaderbot: bool = True, cache: str | None = None) -> dict:
+def task_processes(install: bool = True, later: int = 5, leaderbot: bool = True, cache: str | None = None) -> dict:
     """A fresh install's first ``bayesrank fit`` and later processes, against leaderbot's script.
 
-    An empty PyTensor compile cache (``base_compiledir`` a new folder); ``precompile``: the
-    install step ``bayesrank precompile`` of code that still has one (timed apart, not
-    counted). Then the first whole-process fit, and ``later`` more, each followed by
-    leaderbot's load + train script in its own process (interleaved, same pinned threads).
-    ``cache``: use that cache folder instead, and keep it.
+    An empty PyTensor compile cache (``base_compiledir`` a new folder); ``install``: the install
+    step's ``make compile-cache`` into it first (timed apart, not counted; the baseline's own
+    install step where it had one: ``bayesrank precompile``). Then the first whole-process fit,
+    and ``later`` more, each followed by leaderbot's load + train script in its own process
+    (interleaved, same pinned threads). ``cache``: use that cache folder instead, and keep it.
     """
     given = cache is not None
     cache = Path(cache) if given else Path(tempfile.mkdtemp(prefix="bayesrank-cache-"))
     env = dict(os.environ)
     env["PYTENSOR_FLAGS"] = ",".join(x for x in (env.get("PYTENSOR_FLAGS", ""), f"base_compiledir={cache}") if x)
     exe = [sys.executable, "-m", "bayesrank.cli"]
-    out = {"precompile": precompile, "cache": str(cache), "given_cache": given}
+    out = {"install": install, "cache": str(cache), "given_cache": given}
     try:
-        if precompile and not given:
-            out["install_precompile"] = _child([*exe, "precompile"], env)
+        if install and not given:
+            step = ["make", "-s", "-C", str(ROOT), "compile-cache"] if not BASELINE else [*exe, "precompile"]
+            out["install_step"] = _child(step, env)
         first = _child([*exe, *CLI_FIT], env)
         out["first"] = _summarise_fit(first)
         ours, peer = [], []
@@ -552,9 +553,9 @@ def task_judge_mse_slope(replicates: int = 200, budgets: str = "400,800,1600,320
 
 
 def task_processes_cold(later: int = 0) -> dict:
-    """The first whole-process fit from an empty compile cache without ``bayesrank precompile``:
-    what a user who skipped the install step waits for once."""
-    return task_processes(precompile=False, later=later, leaderbot=False)
+    """The first whole-process fit from an empty compile cache without the install step's
+    ``make compile-cache``: what a user who skipped it waits for once."""
+    return task_processes(install=False, later=later, leaderbot=False)
 
 
 TASKS = {"processes": task_processes, "processes-cold": task_processes_cold, "imports": task_imports, "warm": task_warm,
@@ -564,6 +565,7 @@ TASKS = {"processes": task_processes, "processes-cold": task_processes_cold, "im
 SUITE = [
     {"task": "imports", "quick": True},
     {"task": "processes", "args": {"later": 5}, "timeout": 7200, "quick": True},
+    {"task": "processes-cold", "timeout": 3600, "quick": True},
     {"task": "warm", "args": {"repeats": 15}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     {"task": "everyday", "args": {"repeats": 9}, "variants": ["current", "baseline"], "repeats": 2, "quick": True},
     # what a compiled backend would change (issue 43): PyTensor's default mode in the engine's place
@@ -610,13 +612,14 @@ def report(results: dict) -> list[str]:
         later, lb = r.get("later", []), r.get("leaderbot", [])
         ours_wall = median(later, "wall")
         lb_wall = median(lb, "wall")
-        head = ("after `bayesrank precompile` (make install) into an empty cache"
-                + (", run beforehand" if r.get("given_cache") else "")) if r["precompile"] else "empty cache, no precompile"
+        installed = r.get("install", r.get("precompile"))
+        head = ("after the install step into an empty cache" + (", run beforehand" if r.get("given_cache") else "")
+                ) if installed else "empty cache, no install step"
         lines += [f"**Whole process `bayesrank {' '.join(CLI_FIT)}`, {head}:** first process "
                   f"{fmt(r['first'].get('wall'), '{:.1f} s')} wall ({fmt(r['first'].get('cpu'), '{:.1f} s')} CPU, "
                   f"compile {fmt(r['first'].get('compile_seconds'), '{:.1f} s')})"
-                  + (f"; install-time precompile {fmt(r.get('install_precompile', {}).get('wall'), '{:.0f} s')} "
-                     "(not counted)" if r["precompile"] and not r.get("given_cache") else "")
+                  + (f"; install step {fmt(r.get('install_step', r.get('install_precompile', {})).get('wall'), '{:.0f} s')} "
+                     "(not counted)" if installed and not r.get("given_cache") else "")
                   + (f"; later processes {fmt(ours_wall, '{:.2f} s')} wall ({fmt(median(later, 'cpu'), '{:.2f} s')} CPU), "
                      f"leaderbot load + train script {fmt(lb_wall, '{:.2f} s')} wall "
                      f"({fmt(median(lb, 'cpu'), '{:.2f} s')} CPU): leaderbot / ours "

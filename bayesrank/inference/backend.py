@@ -17,8 +17,11 @@ depends on their number, so the last bits of a result would depend on the machin
 
 Why one path: a fit's numbers then depend on its specification, data, options and seed only —
 never on what the process compiled or fitted before, on a cache's state, on the machine's cores
-or on an environment variable. It needs no C compiler and no JIT, so a new process links these
-functions in milliseconds after their graphs are rewritten. The samplers of
+or on an environment variable. There is no JIT. The inner graphs of PyTensor's derivative
+operations that stay after inlining (inlining them too makes the kernels slower) are linked by
+PyTensor's own rule, with C thunks when a C compiler is present: that C is compiled once per
+machine into PyTensor's cache — ``make install`` does it (``make compile-cache``) — and a cached
+module is the same code as a freshly compiled one. The samplers of
 :mod:`bayesrank.inference.nuts` compile the PyMC model in their own backends; that is theirs to
 choose, and a NUTS fit says which sampler it used.
 """

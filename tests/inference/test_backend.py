@@ -1,9 +1,16 @@
 """The one evaluation path: functions compiled in the package's PyTensor mode give exact values of
 softplus and log(1 − eˣ) over their whole range, and dense linear algebra runs on one BLAS thread
-inside ``one_thread()`` and on the process's threads again after it."""
+inside ``one_thread()`` and on the process's threads again after it; after the install step, fits
+compile no C."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytensor.tensor as pt
+import pytest
 from threadpoolctl import threadpool_info
 
 from bayesrank.inference.backend import function, one_thread
@@ -29,3 +36,18 @@ def test_one_thread_is_one_blas_thread_and_is_undone():
     with one_thread():
         assert blas_threads() and set(blas_threads()) == {1}
     assert blas_threads() == before
+
+
+@pytest.mark.slow
+def test_after_the_install_step_no_fit_compiles_c(tmp_path):
+    """The Makefile's ``compile-cache`` (one small fit) compiles every C module PyTensor links the
+    engine's inner graphs with: later fits of other frameworks, on other data, compile none."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTENSOR_FLAGS": f"base_compiledir={tmp_path}"}
+    subprocess.run(["make", "-s", "-C", str(root), "compile-cache"], env=env, check=True, capture_output=True)
+    modules = sorted(tmp_path.rglob("*.so"))
+    assert modules
+    for args in (["arena-2024", "--model", "rao-kupper", "--k-tie", "1"], ["mtbench-judges", "--model", "hja"]):
+        subprocess.run([sys.executable, "-m", "bayesrank.cli", "fit", *args, "--method", "map", "--format", "json"],
+                       env=env, check=True, capture_output=True)
+        assert sorted(tmp_path.rglob("*.so")) == modules
