@@ -125,10 +125,10 @@ def _initial_values(framework, data):
 
 def _nested(framework):
     """Σ = D (k_cov = 0) contains the model without covariance (D = I/2 reproduces its
-    likelihood), whose log-likelihood is concave: its MLE is where the fit starts. With loadings
-    (k_cov ≥ 1) there is none: their gradient vanishes at Λ = 0, so Σ = D's estimate is no start
-    for them, and from it the fit ends lower on Table D.1's arena models than from its own start
-    (``bench/results/nested-starts.md``)."""
+    likelihood): its MLE is where the fit starts, so the fit ends no lower than that model. With
+    loadings (k_cov ≥ 1) there is none: their gradient vanishes at Λ = 0, and from Σ = D's estimate
+    the fits of Table D.1's k_cov = 3 models ended lower in all and converged less often than from
+    their own starts (``bench/results/nested-starts.md``)."""
     return replace(framework, k_cov=None) if framework.k_cov == 0 else None
 
 
