@@ -48,7 +48,7 @@ def parallel_devices(chains: int) -> None:
     JAX reads the number of CPU devices once, when its first computation starts, so every
     JAX path of bayesrank (nutpie's JAX backend, numpyro, :func:`sample`) calls this before it
     starts; a process whose JAX already ran keeps what it has (numpyro then runs the chains one
-    after the other, with a warning). On a GPU the devices are the GPU's and this does not apply.
+    after the other, with the same draws to rounding). On a GPU the devices are the GPU's and this does not apply.
     """
     wanted = max(chains, os.cpu_count() or 1)
     if jax.config.jax_num_cpu_devices >= wanted:

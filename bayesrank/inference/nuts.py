@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from importlib.util import find_spec
 
 import numpy as np
@@ -203,9 +204,14 @@ def _sample(sampler: str, sampled, white: Whitening, tuned: bool, *, draws: int,
                                      target_accept))
         if "step" not in options:  # a step made here carries its own target acceptance
             options["target_accept"] = target_accept
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-                         nuts_sampler=sampler, progressbar=progressbar, compute_convergence_checks=False,
-                         **options)
+        with warnings.catch_warnings():
+            # numpyro's note when JAX ran in this process before with fewer CPU devices than chains
+            # (hmc.parallel_devices): the chains then run one after another, with the same draws
+            # to rounding (tests/inference/test_nuts.py); nothing a user can act on
+            warnings.filterwarnings("ignore", "There are not enough devices to run parallel chains", UserWarning)
+            return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                             nuts_sampler=sampler, progressbar=progressbar, compute_convergence_checks=False,
+                             **options)
 
 
 def _warm_starts(framework, prepared, white: Whitening, warm: WarmStart | None, chains: int, sampler: str):

@@ -1,5 +1,10 @@
 """NUTS fits: diagnostics, agreement with the MAP asymptotics, pointwise log-likelihood, save/load."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -81,6 +86,28 @@ def test_jax_sampler_runs_on_cpu(small):
     mle = br.fit(br.Davidson(k_tie=0), small)
     np.testing.assert_allclose(post.scores(), mle.scores(), atol=0.06)
     assert post.tree["log_likelihood"]["outcomes"].sizes["cell"] == small.n_cells
+
+
+def test_numpyro_draws_do_not_depend_on_earlier_jax_use(small):
+    """A process whose JAX ran before with one CPU device (another library's JAX code) runs numpyro's
+    chains one after another: the same draws to rounding (XLA compiles the chains apart instead of
+    side by side), and no warning about it."""
+    script = (
+        "import sys, warnings, jax, jax.numpy as jnp, numpy as np\n"
+        "jax.config.update('jax_num_cpu_devices', 1); jnp.ones(2).sum().block_until_ready()\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "import bayesrank as br\n"
+        "from tests.conftest import simulate_counts\n"
+        "small = simulate_counts(np.array([-0.8, -0.2, 0.1, 0.4, 0.5]), 400, np.random.default_rng(11), eta=-0.3)\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('error')\n"
+        "    post = br.fit(br.Davidson(), small, method='nuts', sampler='numpyro', draws=50, tune=50, chains=2,\n"
+        "                  random_seed=3)\n"
+        "print(post.tree['posterior']['score'].values.ravel().tolist())\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    here = br.fit(br.Davidson(), small, method="nuts", sampler="numpyro", draws=50, tune=50, chains=2, random_seed=3)
+    there = np.array(json.loads(done.stdout.strip().splitlines()[-1]))
+    np.testing.assert_allclose(there, here.tree["posterior"]["score"].values.ravel(), rtol=0, atol=1e-12)
 
 
 def _lag_one(x: np.ndarray) -> float:
