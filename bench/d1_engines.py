@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import bayesrank as br
-from bayesrank.model.papers import LEADERBOT_D1
+from bayesrank.model.papers import LEADERBOT_D1, leaderbot_model
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = ROOT / "models" / "arena-2024" / "d1-results.jsonl"
@@ -40,9 +40,7 @@ def main() -> None:
     for mid in sorted(now):
         r, b = now[mid], before.get(mid)
         paper = LEADERBOT_D1[mid][1]
-        n = data.n_comparisons if r["spec"].get("ties") != "drop" else None
-        if n is None:  # ties dropped: the comparisons that are not ties
-            n = float(data.wins_a.sum() + data.wins_b.sum())
+        n = leaderbot_model(mid).prepare(data).n_comparisons  # (ties dropped: those that are not ties)
         gain = (b["nll"] - r["nll"]) * n if b else None
         if gain is not None and gain < -SLACK:
             short.append(mid)

@@ -150,7 +150,8 @@ def test_sigma_d_contains_the_model_without_covariance(small, framework):
     nested = framework.nested()
     assert nested.k_cov is None
     inner, theta, _ = _values_at(nested, small, 3)
-    bound = structure_of(framework, framework.prepare(small)).bind(framework.prepare(small))
+    prepared = framework.prepare(small)
+    bound = structure_of(framework, prepared).bind(prepared)
     placed = bound.structure.natural.theta_for(framework.from_nested(inner.natural(theta)), bound.x0)
     assert np.allclose(bound.log_probs(placed), inner.log_probs(theta), rtol=1e-12, atol=1e-12)
 
